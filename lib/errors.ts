@@ -1,0 +1,34 @@
+/**
+ * Namespaced error names, so a state machine's Retry/Catch and a log query can match on them
+ * (`Flywheel.ValidationError`), as construct-hub does.
+ */
+export class FlywheelError extends Error {
+  override readonly name: string;
+  constructor(name: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = `Flywheel.${name}`;
+  }
+}
+
+/** Input that no retry will fix. */
+export class ValidationError extends FlywheelError {
+  readonly issues: ReadonlyArray<{ path: string; message: string }>;
+  constructor(message: string, issues: ReadonlyArray<{ path: string; message: string }> = []) {
+    super('ValidationError', message);
+    this.issues = issues;
+  }
+}
+
+/** A dependency (store, queue, model endpoint) failed in a way a retry may fix. */
+export class TransientError extends FlywheelError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('TransientError', message, options);
+  }
+}
+
+/** Something referenced does not exist. */
+export class NotFoundError extends FlywheelError {
+  constructor(message: string) {
+    super('NotFoundError', message);
+  }
+}

@@ -1,0 +1,5 @@
+export type * from './records.ts';
+export type * from './blobs.ts';
+export type * from './queue.ts';
+export type * from './events.ts';
+export { EVENT_SOURCE } from './events.ts';

@@ -1,0 +1,20 @@
+import type { BlobsPort } from './blobs.ts';
+import type { EventsPort } from './events.ts';
+import type { QueuePort } from './queue.ts';
+import type { RecordsPort } from './records.ts';
+
+/**
+ * The ports a handler or job is handed. Built once per process: from AWS drivers in `functions/…`,
+ * from local drivers in the local runtime (`lib/local/`), and from either in tests.
+ */
+export interface Ports {
+  records: RecordsPort;
+  blobs: BlobsPort;
+  /** The feedback ingestion queue. */
+  ingestQueue: QueuePort;
+  /** The ingestion queue's dead-letter queue. */
+  ingestDeadLetters: QueuePort;
+  events: EventsPort;
+  /** Injected so tests control time. */
+  now: () => Date;
+}
