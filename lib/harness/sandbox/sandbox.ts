@@ -1,0 +1,75 @@
+/**
+ * The sandbox an attempt runs in: a private copy of the task's workspace, processes isolated in Linux namespaces,
+ * git history moved out of reach in strict mode, and network only through an allow-listing egress proxy.
+ *
+ * The agent loop (`lib/harness/agent/`) sees only `SandboxSession`; implementations live beside this file and all
+ * pass the conformance suite in `test/harness/conformance/`.
+ */
+
+export type HarnessMode = 'strict' | 'lenient';
+
+export interface SandboxLimits {
+  /** Wall clock for one command, in milliseconds; the whole process tree is killed when it runs out. */
+  commandTimeoutMs: number;
+  /** CPU seconds for one command (RLIMIT_CPU). */
+  cpuSeconds?: number;
+  /** Address-space bytes for one command's processes. */
+  memoryBytes?: number;
+  /** Bytes of stdout+stderr kept per command; the rest is dropped and `truncated` is set. */
+  outputBytes: number;
+}
+
+export interface SandboxSpec {
+  /** The task's repository checkout to copy from (a directory with `.git`, or plain files). */
+  sourceDir: string;
+  /** Commit the attempt starts from; `HEAD` of sourceDir when absent. */
+  baseCommit?: string;
+  mode: HarnessMode;
+  /** Hosts (`example.com`, `*.pypi.org`, `127.0.0.1:8080`) the sandboxed processes may reach in strict mode. */
+  networkAllowList: string[];
+  limits: SandboxLimits;
+  /** Extra environment for every command. */
+  env?: Record<string, string>;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  /** Signal that ended the process, if any. */
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** True when output passed `limits.outputBytes` and was cut. */
+  truncated: boolean;
+  /** Which limit ended the command, if one did. */
+  limit?: 'time' | 'cpu' | 'memory' | 'output';
+  durationMs: number;
+}
+
+/** Something the sandbox blocked or observed, kept as an integrity flag on the attempt. */
+export interface SandboxObservation {
+  kind:
+    | 'network.blocked'
+    | 'network.allowed'
+    | 'git.history-needed'
+    | 'read.outside-workspace';
+  at: string;
+  detail: Record<string, unknown>;
+}
+
+export interface SandboxSession {
+  /** Absolute path of the workspace copy (what the agent edits). */
+  readonly workdir: string;
+  readonly mode: HarnessMode;
+  /** Runs a shell command (bash -lc) inside the sandbox with cwd = workdir (or a subdirectory of it). */
+  exec(command: string, options?: { cwd?: string; timeoutMs?: number; stdin?: string }): Promise<ExecResult>;
+  /** The agent's changes against the base commit, as a git patch (binary-safe). */
+  diff(): Promise<string>;
+  /** Observations so far (blocked requests, git commands that needed history, …). */
+  observations(): SandboxObservation[];
+  /** Restores git history byte for byte (strict mode), stops the proxy, removes the copy. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface SandboxProvider {
+  open(spec: SandboxSpec): Promise<SandboxSession>;
+}
