@@ -2,4 +2,5 @@ export type * from './records.ts';
 export type * from './blobs.ts';
 export type * from './queue.ts';
 export type * from './events.ts';
+export type * from './metrics.ts';
 export { EVENT_SOURCE } from './events.ts';

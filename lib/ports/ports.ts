@@ -1,5 +1,6 @@
 import type { BlobsPort } from './blobs.ts';
 import type { EventsPort } from './events.ts';
+import type { MetricsPort } from './metrics.ts';
 import type { QueuePort } from './queue.ts';
 import type { RecordsPort } from './records.ts';
 
@@ -15,6 +16,8 @@ export interface Ports {
   /** The ingestion queue's dead-letter queue. */
   ingestDeadLetters: QueuePort;
   events: EventsPort;
+  /** Optional counters (Powertools Metrics on Lambda); absent means no metrics are emitted. */
+  metrics?: MetricsPort;
   /** Injected so tests control time. */
   now: () => Date;
 }

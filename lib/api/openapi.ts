@@ -1,0 +1,114 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import {
+  ErrorBody,
+  EventIdParams,
+  FeedbackBatchInput,
+  FeedbackEventInput,
+  FeedbackPage,
+  FeedbackRecordView,
+  IngestResult,
+  ListFeedbackQuery,
+  ReportAccepted,
+  ReportInput,
+} from '../feedback/schemas.ts';
+import { BODY_LIMITS } from './http-api.ts';
+import type { RouteSpec } from './route.ts';
+
+type Operation = Omit<RouteConfig, 'method' | 'path' | 'operationId' | 'responses'> & {
+  responses: RouteConfig['responses'];
+};
+
+const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
+const error = (description: string) => json(ErrorBody, description);
+
+/** The error answers every route can give (API Gateway gives 401/403/429 itself). */
+const COMMON_ERRORS: RouteConfig['responses'] = {
+  400: error('Invalid request: `issues` lists every offending field with its path and reason.'),
+  401: error('Missing API key (x-api-key header).'),
+  403: error('Invalid API key.'),
+  429: {
+    ...error('Throttled by the usage plan; retry after the Retry-After header.'),
+    headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
+  },
+};
+const BODY_ERRORS = (limit: number): RouteConfig['responses'] => ({
+  413: error(`Body over ${limit} bytes.`),
+  415: error('Content-Type is not application/json.'),
+});
+
+/**
+ * Request and response documentation of each operation, by operationId. Every route of the route table must have
+ * one: `buildOpenApiDocument` throws otherwise, so a new route cannot ship undocumented.
+ */
+export const OPERATIONS: Record<string, Operation> = {
+  postFeedback: {
+    summary: 'Send one feedback event or a batch of up to 500',
+    request: {
+      body: {
+        required: true,
+        content: { 'application/json': { schema: z.union([FeedbackEventInput, FeedbackBatchInput]) } },
+      },
+    },
+    responses: {
+      202: json(IngestResult, 'Durable: every accepted item will be stored. Answers per item.'),
+      ...COMMON_ERRORS,
+      ...BODY_ERRORS(BODY_LIMITS.feedback),
+    },
+  },
+  postReport: {
+    summary: 'Send an internal or automated report',
+    request: { body: { required: true, content: { 'application/json': { schema: ReportInput } } } },
+    responses: { 202: json(ReportAccepted, 'Durable.'), ...COMMON_ERRORS, ...BODY_ERRORS(BODY_LIMITS.reports) },
+  },
+  getFeedback: {
+    summary: 'One stored feedback event with its vote history',
+    request: { params: EventIdParams },
+    responses: { 200: json(FeedbackRecordView, 'The event.'), 404: error('No event with this id (yet).'), ...COMMON_ERRORS },
+  },
+  listFeedback: {
+    summary: 'Stored feedback, newest first, by model or by day',
+    request: { query: ListFeedbackQuery },
+    responses: { 200: json(FeedbackPage, 'A page; pass `cursor` for the next.'), ...COMMON_ERRORS },
+  },
+  getOpenApi: {
+    summary: 'This document',
+    responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },
+  },
+};
+
+/**
+ * Builds the OpenAPI 3.1 document of the route table from the same zod schemas that validate requests, with the
+ * `x-api-key` security scheme on every route that needs a key.
+ *
+ * @example
+ * const doc = buildOpenApiDocument(routes); // doc.paths['/v1/feedback'].post.requestBody …
+ */
+export function buildOpenApiDocument(routes: readonly RouteSpec[]): ReturnType<OpenApiGeneratorV31['generateDocument']> {
+  const registry = new OpenAPIRegistry();
+  const apiKey = registry.registerComponent('securitySchemes', 'ApiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'An API Gateway API key under the stage usage plan (the local runtime prints one on start).',
+  });
+  for (const route of routes) {
+    const op = OPERATIONS[route.operationId];
+    if (!op) throw new Error(`Route ${route.method} ${route.path} (${route.operationId}) has no OpenAPI description in OPERATIONS`);
+    registry.registerPath({
+      ...op,
+      method: route.method.toLowerCase() as RouteConfig['method'],
+      path: route.path,
+      operationId: route.operationId,
+      ...(route.apiKeyRequired ? { security: [{ [apiKey.name]: [] }] } : {}),
+    });
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Flywheel API',
+      version: '1.0.0',
+      description: 'Feedback, reports and online signal for the improvement loop of a coding agent.',
+    },
+  });
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { callApi, resolveTarget, type TargetFlags } from './target.ts';
+
+const BATCH_MAX = 500;
+
+interface SendFlags extends TargetFlags {
+  file?: string;
+  eventId?: string;
+  kind?: string;
+  outcome?: string;
+  traceId?: string;
+  sessionId?: string;
+  turnId?: string;
+  messageId?: string;
+  model?: string;
+  experiment?: string;
+  arm?: string;
+  rating?: string;
+  comment?: string;
+  source: string;
+  reporter?: string;
+  tag: string[];
+  trainingConsent?: boolean;
+  context?: string;
+  occurredAt?: string;
+}
+
+interface ListFlags extends TargetFlags {
+  model?: string;
+  rating?: string;
+  source?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: string;
+  json?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+function targetOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
+    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
+    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)');
+}
+
+/** `flywheel feedback send|list`: the feedback API from the shell. */
+export function registerFeedbackCommands(program: Command): void {
+  const feedback = program.command('feedback').description('send and list feedback events');
+
+  targetOptions(
+    feedback
+      .command('send')
+      .description('send one event from flags, or many from --file (JSON: an event, an array, or { events }); "-" reads stdin')
+      .option('-f, --file <path>', 'JSON file with events ("-" = stdin); batches of 500 are sent')
+      .option('--event-id <id>', 'idempotency key (default: a new UUID)')
+      .option('--kind <kind>', 'rating | comment | outcome (default: rating, or comment when --comment is given)')
+      .option('--outcome <outcome>', 'accepted | reverted | retried | corrected (kind outcome)')
+      .option('--trace-id <id>', 'trace the feedback is about')
+      .option('--session-id <id>', 'user session')
+      .option('--turn-id <id>', 'turn inside the trace')
+      .option('--message-id <id>', 'decision inside the trajectory')
+      .option('--model <checkpoint>', 'checkpoint id')
+      .option('--experiment <id>', 'experiment id')
+      .option('--arm <arm>', 'experiment arm')
+      .option('--rating <rating>', 'up | down | none')
+      .option('--comment <text>', 'free text')
+      .option('--source <source>', 'user | internal | automated', 'user')
+      .option('--reporter <who>', 'who gave it (default: $USER)')
+      .option('--tag <tag>', 'a label (repeatable)', collect, [])
+      .option('--training-consent', 'the signal may be used for training (default: no)')
+      .option('--context <json>', 'free JSON object')
+      .option('--occurred-at <iso>', 'when it happened (default: now)'),
+  ).action(async (flags: SendFlags) => {
+    const target = resolveTarget(flags);
+    const events = flags.file !== undefined ? readEvents(flags.file) : [eventFromFlags(flags)];
+    let failed = false;
+    for (let i = 0; i < events.length; i += BATCH_MAX) {
+      const chunk = events.slice(i, i + BATCH_MAX);
+      const body = events.length === 1 ? chunk[0] : { events: chunk };
+      const { status, body: answer } = await callApi(target, 'POST', '/v1/feedback', body);
+      process.stdout.write(`${JSON.stringify({ status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+      if (status >= 300) failed = true;
+    }
+    if (failed) process.exitCode = 1;
+  });
+
+  targetOptions(
+    feedback
+      .command('list')
+      .description('list stored feedback, newest first (the GET /v1/feedback filters)')
+      .option('--model <checkpoint>', 'only this checkpoint')
+      .option('--rating <rating>', 'up | down | none')
+      .option('--source <source>', 'user | internal | automated')
+      .option('--since <iso>', 'received at or after')
+      .option('--until <iso>', 'received before')
+      .option('--cursor <cursor>', 'page cursor from a previous call')
+      .option('--limit <n>', 'page size')
+      .option('--json', 'print the raw JSON page'),
+  ).action(async (flags: ListFlags) => {
+    const target = resolveTarget(flags);
+    const params = new URLSearchParams();
+    for (const name of ['model', 'rating', 'source', 'since', 'until', 'cursor', 'limit'] as const) {
+      const value = flags[name];
+      if (value !== undefined) params.set(name, value);
+    }
+    const query = params.size > 0 ? `?${params}` : '';
+    const { status, body } = await callApi(target, 'GET', `/v1/feedback${query}`);
+    if (status !== 200 || flags.json) {
+      process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+      if (status !== 200) process.exitCode = 1;
+      return;
+    }
+    const page = body as { items?: Array<Record<string, unknown>>; cursor?: string; nextCursor?: string };
+    const items = page.items ?? [];
+    const columns = ['eventId', 'kind', 'rating', 'model', 'source', 'reporter', 'receivedAt'];
+    process.stdout.write(table(columns, items.map((item) => columns.map((c) => cell(item[c])))));
+    const next = page.cursor ?? page.nextCursor;
+    process.stdout.write(`${items.length} item(s)${next ? `; next page: --cursor ${next}` : ''}\n`);
+  });
+}
+
+function eventFromFlags(flags: SendFlags): Record<string, unknown> {
+  const kind = flags.kind ?? (flags.outcome ? 'outcome' : flags.comment !== undefined && !flags.rating ? 'comment' : 'rating');
+  const event: Record<string, unknown> = {
+    eventId: flags.eventId ?? randomUUID(),
+    kind,
+    traceId: flags.traceId,
+    sessionId: flags.sessionId,
+    turnId: flags.turnId,
+    model: flags.model,
+    source: flags.source,
+    reporter: flags.reporter ?? process.env.USER ?? 'cli',
+    trainingConsent: flags.trainingConsent === true,
+    occurredAt: flags.occurredAt ?? new Date().toISOString(),
+  };
+  const optional = { outcome: flags.outcome, messageId: flags.messageId, experiment: flags.experiment, arm: flags.arm, rating: flags.rating, comment: flags.comment };
+  for (const [name, value] of Object.entries(optional)) if (value !== undefined) event[name] = value;
+  if (flags.tag.length > 0) event.tags = flags.tag;
+  if (flags.context !== undefined) event.context = JSON.parse(flags.context);
+  // Missing required fields are left out, so the API names each of them in its 400.
+  for (const [name, value] of Object.entries(event)) if (value === undefined) delete event[name];
+  return event;
+}
+
+function readEvents(file: string): unknown[] {
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  const parsed = JSON.parse(text) as unknown;
+  if (Array.isArray(parsed)) return parsed;
+  if (isObject(parsed) && Array.isArray(parsed.events)) return parsed.events as unknown[];
+  return [parsed];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** A plain aligned text table. */
+export function table(columns: string[], rows: string[][]): string {
+  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => Math.min(60, (r[i] ?? '').length))));
+  const line = (cells: string[]) => cells.map((c, i) => c.slice(0, 60).padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}

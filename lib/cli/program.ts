@@ -1,0 +1,20 @@
+import { Command } from 'commander';
+import { registerDlqCommands } from './dlq.ts';
+import { registerFeedbackCommands } from './feedback.ts';
+import { registerStartCommand } from './start.ts';
+
+/**
+ * The `flywheel` CLI: one file per command group under `lib/cli/`; a later issue adds its group here.
+ *
+ * @example
+ * await buildProgram().parseAsync(['node', 'flywheel', 'dlq', 'list']);
+ */
+export function buildProgram(): Command {
+  const program = new Command('flywheel')
+    .description('Flywheel: the improvement loop for AI coding agents (local runtime and API client)')
+    .showHelpAfterError();
+  registerStartCommand(program);
+  registerFeedbackCommands(program);
+  registerDlqCommands(program);
+  return program;
+}

@@ -1,0 +1,62 @@
+import { resolve } from 'node:path';
+import { DEFAULT_DATA_DIR, readRuntimeInfo } from '../local/runtime.ts';
+
+/** Where an API call goes: a deployed stage (`--url`, `--api-key`) or the local runtime found in the data folder. */
+export interface ApiTarget {
+  url: string;
+  apiKey: string;
+}
+
+export interface TargetFlags {
+  url?: string;
+  apiKey?: string;
+  dataDir?: string;
+}
+
+/** The data folder a command works on: `--data-dir`, else FLYWHEEL_DATA_DIR, else the checkout's `.flywheel/`. */
+export function dataDirFrom(flags: { dataDir?: string }): string {
+  return resolve(flags.dataDir ?? process.env.FLYWHEEL_DATA_DIR ?? DEFAULT_DATA_DIR);
+}
+
+/** Resolves the API target, or throws a message that says what to do. */
+export function resolveTarget(flags: TargetFlags): ApiTarget {
+  const apiKey = flags.apiKey ?? process.env.FLYWHEEL_API_KEY;
+  const url = flags.url ?? process.env.FLYWHEEL_API_URL;
+  if (url) {
+    if (!apiKey) throw new Error('--url needs an API key: pass --api-key or set FLYWHEEL_API_KEY');
+    return { url: url.replace(/\/+$/, ''), apiKey };
+  }
+  const dataDir = dataDirFrom(flags);
+  const info = readRuntimeInfo(dataDir);
+  if (!info) {
+    throw new Error(
+      `no local runtime is running on ${dataDir} (start one with \`npm start\`), or pass --url and --api-key`,
+    );
+  }
+  return { url: info.url, apiKey: apiKey ?? info.apiKey };
+}
+
+/** One JSON call to the API; returns the status and the parsed body (or the raw text when it is not JSON). */
+export async function callApi(
+  target: ApiTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${target.url}${path}`, {
+    method,
+    headers: {
+      'x-api-key': target.apiKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed };
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { toFieldIssues, type FieldIssue } from '../api/issues.ts';
+import { ValidationError } from '../errors.ts';
+import type { Ports } from '../ports/ports.ts';
+import { envelopeMessageBody, type IngestEnvelope } from './ingest-envelope.ts';
+import { blobKeys } from './record-keys.ts';
+import { FeedbackBatchShape, type FeedbackEvent, type IngestResult, type ItemResult } from './schemas.ts';
+import { validateFeedbackEvent } from './validate-feedback-input.ts';
+
+export interface IngestFeedbackOutcome {
+  /** 202 when at least one event was accepted (the request is durable), 400 when every event was rejected. */
+  status: 202 | 400;
+  result: IngestResult;
+  /** Every rejected item's issues, flattened (paths carry the item index). */
+  issues: FieldIssue[];
+  /** Whether the envelope went to blobs because it exceeded the queue message limit. */
+  spooled: boolean;
+}
+
+/**
+ * Accepts one feedback event or `{ events: [...] }`: validates each item on its own, moves inline trajectories to
+ * blobs, and makes every accepted item durable as ONE queue message (spilled to blobs when too large). It never
+ * touches the record store: the processor does that, so the API answers fast and a 202 means "will be stored".
+ *
+ * A single event that fails validation throws `ValidationError`; a batch answers per item.
+ *
+ * @example
+ * const { status, result } = await ingestFeedback(ports, { events: [e1, e2] });
+ * // status 202, result.results: [{ index: 0, eventId: 'e1', status: 'accepted' }, …]
+ */
+export async function ingestFeedback(ports: Ports, body: unknown): Promise<IngestFeedbackOutcome> {
+  const now = ports.now();
+  const nowMs = now.getTime();
+  const receivedAt = now.toISOString();
+  const ingestId = randomUUID();
+
+  const isBatch = body !== null && typeof body === 'object' && !Array.isArray(body) && 'events' in body;
+  let raws: unknown[];
+  if (isBatch) {
+    const shape = FeedbackBatchShape.safeParse(body);
+    if (!shape.success) throw new ValidationError('Invalid feedback batch', toFieldIssues(shape.error.issues));
+    raws = shape.data.events;
+  } else {
+    raws = [body];
+  }
+
+  const results: ItemResult[] = new Array(raws.length);
+  const items: FeedbackEvent[] = [];
+  const issues: FieldIssue[] = [];
+  const seen = new Set<string>();
+  const trajectoryPuts: Promise<void>[] = [];
+  let duplicates = 0;
+
+  for (let i = 0; i < raws.length; i++) {
+    const checked = validateFeedbackEvent(raws[i], nowMs, isBatch ? `events[${i}]` : '');
+    if (!checked.ok) {
+      const eventId = (raws[i] as { eventId?: unknown } | null)?.eventId;
+      results[i] = { index: i, ...(typeof eventId === 'string' ? { eventId } : {}), status: 'rejected', issues: checked.issues };
+      for (const issue of checked.issues) issues.push(issue);
+      continue;
+    }
+    // The parsed value is a fresh object owned by us: complete it in place instead of copying.
+    const e = checked.value as unknown as FeedbackEvent & { trajectory?: { blobKey?: string; inline?: unknown } };
+    if (seen.has(e.eventId)) {
+      results[i] = { index: i, eventId: e.eventId, status: 'duplicate' };
+      duplicates++;
+      continue;
+    }
+    seen.add(e.eventId);
+    // UTC, so that string order is time order (vote ordering and day partitions rely on it).
+    e.occurredAt = new Date(e.occurredAt).toISOString();
+    e.feedbackKey ??= `${e.traceId}:${e.turnId}:${e.reporter}`;
+    e.receivedAt = receivedAt;
+    if (e.trajectory && 'inline' in e.trajectory) {
+      const blobKey = blobKeys.trajectory(e.eventId);
+      trajectoryPuts.push(ports.blobs.put(blobKey, JSON.stringify(e.trajectory.inline), { contentType: 'application/json' }));
+      e.trajectory = { blobKey };
+    }
+    items.push(e);
+    results[i] = { index: i, eventId: e.eventId, status: 'accepted' };
+  }
+
+  const rejected = raws.length - items.length - duplicates;
+  ports.metrics?.count('EventsRejected', rejected);
+  if (items.length === 0) {
+    if (!isBatch) throw new ValidationError('Invalid feedback event', issues);
+    return {
+      status: 400,
+      result: { ingestId, accepted: 0, duplicates, rejected, results },
+      issues,
+      spooled: false,
+    };
+  }
+
+  await Promise.all(trajectoryPuts);
+  const envelope: IngestEnvelope = { v: 1, ingestId, kind: 'feedback', receivedAt, items };
+  const { body: message, spooled } = await envelopeMessageBody(ports.blobs, envelope);
+  await ports.ingestQueue.send(message);
+  ports.metrics?.count('EventsAccepted', items.length);
+  if (duplicates > 0) ports.metrics?.count('EventsDuplicateInRequest', duplicates);
+  return { status: 202, result: { ingestId, accepted: items.length, duplicates, rejected, results }, issues, spooled };
+}

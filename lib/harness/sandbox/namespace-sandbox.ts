@@ -1,0 +1,417 @@
+/**
+ * The sandbox provider built on Linux namespaces with util-linux tools only (unshare, nsenter, setpriv, prlimit,
+ * mount; `ip` from iproute2 to raise loopback): no bubblewrap, no Docker. Needs root (or CAP_SYS_ADMIN) on the host.
+ *
+ * Per attempt: an overlay workspace over cached read-only layers (copy fallback), strict-mode history audit, and in
+ * strict mode a network namespace holding only loopback plus a forwarder to the egress proxy. Per command: a new pid
+ * namespace (the tree dies with its first process), a new mount namespace where the sandbox root, the source
+ * repository and /root are covered by empty tmpfs, every other mount is read-only, /tmp is the attempt's own, then all
+ * capabilities are dropped (so the covers cannot be unmounted) and rlimits applied.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { chmod, mkdir, readFile, rm, writeFile, truncate } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FlywheelError } from '../../errors.ts';
+import { auditHistory, type HistoryAudit } from '../git/audit-history.ts';
+import { startEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { copyLayers, mountOverlay, prepareLayers, unmount, type WorkspaceLayers } from './workspace-layers.ts';
+import { parseGitLog } from './git-observations.ts';
+import type {
+  ExecResult,
+  HarnessMode,
+  SandboxObservation,
+  SandboxProvider,
+  SandboxSession,
+  SandboxSpec,
+} from './sandbox.ts';
+
+/** The sandbox could not be set up: an infrastructure error, never the model's failure. */
+export class SandboxSetupError extends FlywheelError {
+  readonly audit?: HistoryAudit;
+  constructor(message: string, audit?: HistoryAudit, options?: ErrorOptions) {
+    super('SandboxSetupError', message, options);
+    this.audit = audit;
+  }
+}
+
+export interface NamespaceSandboxOptions {
+  /** Holds the layer cache and every attempt's directory; covered inside sandboxes. Default `$TMPDIR/flywheel-sandbox`. */
+  root?: string;
+  /** More paths to cover inside every sandbox (private suites, credentials). */
+  hide?: string[];
+  /** `overlay` (fails if unavailable), `copy`, or `auto` (overlay, else copy). Default `auto`. */
+  workspace?: 'overlay' | 'copy' | 'auto';
+  /** Run `git fsck --connectivity-only --unreachable` in the strict audit too (slower). */
+  fsckAudit?: boolean;
+}
+
+const REAL_GIT = '/usr/bin/git';
+const FORWARDER = fileURLToPath(new URL('./egress-forwarder.ts', import.meta.url));
+const MEMORY_HINT = /MemoryError|Cannot allocate|out of memory|bad_alloc|heap out of memory|memory exhausted/i;
+
+/** Mount setup inside the per-command namespaces; its arguments come as FW_* variables. */
+const SETUP = `
+set -e
+mkdir -p "$FW_TMP/.fw-ws"
+mount --bind "$FW_WORKDIR" "$FW_TMP/.fw-ws"
+mount --rbind "$FW_TMP" /tmp
+printf '%s\\n' "$FW_HIDE" | while IFS= read -r h; do
+  if [ -n "$h" ] && [ -d "$h" ]; then mount -t tmpfs -o mode=0755,size=64k fw-hidden "$h"; fi
+done
+mkdir -p "$FW_WORKDIR"
+mount --move /tmp/.fw-ws "$FW_WORKDIR"
+rmdir /tmp/.fw-ws 2>/dev/null || true
+mount -t tmpfs -o mode=1777,size=256m fw-shm /dev/shm
+awk '{print $5}' /proc/self/mountinfo | while IFS= read -r m; do
+  case "$m" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/tmp|"$FW_WORKDIR") ;; *) mount -o remount,bind,ro "$m" 2>/dev/null || true ;; esac
+done
+cd "$FW_CWD"
+set +e
+setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- prlimit $FW_RLIMITS -- /bin/bash -c "$FW_COMMAND"
+exit $?
+`;
+
+const GIT_SHIM = `#!/bin/bash
+"${REAL_GIT}" "$@"
+code=$?
+{ printf '%s\\x1f%s' "$code" "$PWD"; for a in "$@"; do printf '\\x1f%s' "$a"; done; printf '\\x1e'; } >> /tmp/.flywheel/git.log 2>/dev/null
+exit $code
+`;
+
+function signalName(n: number): string | null {
+  for (const [name, value] of Object.entries(osConstants.signals)) if (value === n) return name;
+  return null;
+}
+
+/**
+ * @example
+ * const provider = new NamespaceSandboxProvider({ hide: ['/srv/private-suites'] });
+ * const session = await provider.open({ sourceDir: repo, mode: 'strict', networkAllowList: [], limits });
+ * const r = await session.exec('git log --oneline');
+ * await session.close();
+ */
+export class NamespaceSandboxProvider implements SandboxProvider {
+  readonly root: string;
+  readonly options: NamespaceSandboxOptions;
+  private overlayWorks: boolean | undefined;
+
+  constructor(options: NamespaceSandboxOptions = {}) {
+    this.options = options;
+    this.root = resolve(options.root ?? join(tmpdir(), 'flywheel-sandbox'));
+  }
+
+  get attemptsDir(): string {
+    return join(this.root, 'attempts');
+  }
+
+  async open(spec: SandboxSpec): Promise<SandboxSession> {
+    const id = randomUUID();
+    const attemptDir = join(this.attemptsDir, id);
+    await mkdir(attemptDir, { recursive: true });
+    const session = new NamespaceSandboxSession(this, spec, attemptDir);
+    try {
+      await session.start();
+    } catch (error) {
+      await session.close().catch(() => undefined);
+      if (error instanceof SandboxSetupError) throw error;
+      throw new SandboxSetupError(`sandbox failed to start: ${(error as Error).message}`, undefined, { cause: error });
+    }
+    return session;
+  }
+
+  /** Mounts overlay when allowed (remembering the answer), else copies. */
+  async materialize(lowers: string[], attemptDir: string, workdir: string): Promise<'overlay' | 'copy'> {
+    const choice = this.options.workspace ?? 'auto';
+    if (choice !== 'copy' && this.overlayWorks !== false) {
+      const ok = await mountOverlay(lowers, join(attemptDir, 'upper'), join(attemptDir, 'ovl-work'), workdir);
+      if (ok) {
+        this.overlayWorks = true;
+        return 'overlay';
+      }
+      if (choice === 'overlay') throw new SandboxSetupError('overlay mount failed');
+      this.overlayWorks = false;
+    }
+    await copyLayers(lowers, workdir);
+    return 'copy';
+  }
+}
+
+class NamespaceSandboxSession implements SandboxSession {
+  readonly workdir: string;
+  readonly mode: HarnessMode;
+  private readonly provider: NamespaceSandboxProvider;
+  private readonly spec: SandboxSpec;
+  private readonly attemptDir: string;
+  private readonly tmpDir: string;
+  private layers: WorkspaceLayers | undefined;
+  private strategy: 'overlay' | 'copy' | undefined;
+  private proxy: EgressProxy | undefined;
+  private forwarder: ChildProcess | undefined;
+  private forwarderPort = 0;
+  private readonly observed: SandboxObservation[] = [];
+  private readonly running = new Set<ChildProcess>();
+  private closing: Promise<void> | undefined;
+
+  constructor(provider: NamespaceSandboxProvider, spec: SandboxSpec, attemptDir: string) {
+    this.provider = provider;
+    this.spec = spec;
+    this.mode = spec.mode;
+    this.attemptDir = attemptDir;
+    this.workdir = join(attemptDir, 'ws');
+    this.tmpDir = join(attemptDir, 'tmp');
+  }
+
+  /** What this attempt's workspace was built with (for the trajectory and the benchmark). */
+  get info(): { strategy: 'overlay' | 'copy' | undefined; tree: string | undefined; forwarderPort: number } {
+    return { strategy: this.strategy, tree: this.layers?.tree, forwarderPort: this.forwarderPort };
+  }
+
+  async start(): Promise<void> {
+    const network = this.mode === 'strict' ? this.startNetwork() : Promise.resolve();
+    const shim = this.writeShim();
+    // Awaited below; until then a failure must not surface as an unhandled rejection.
+    network.catch(() => undefined);
+    shim.catch(() => undefined);
+    const layers = await prepareLayers({
+      cacheDir: join(this.provider.root, 'cache'),
+      sourceDir: this.spec.sourceDir,
+      baseCommit: this.spec.baseCommit,
+      mode: this.mode,
+      scratchDir: this.attemptDir,
+    });
+    this.layers = layers;
+    this.strategy = await this.provider.materialize(layers.lowers, this.attemptDir, this.workdir);
+    if (layers.strict) {
+      const audit = await auditHistory({
+        gitDir: join(this.workdir, '.git'),
+        tree: layers.tree,
+        rootCommit: layers.strict.rootCommit,
+        allowedObjects: layers.strict.allowedObjects,
+        fsck: this.provider.options.fsckAudit,
+      });
+      if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
+    }
+    await Promise.all([network, shim]);
+  }
+
+  private async writeShim(): Promise<void> {
+    const bin = join(this.tmpDir, '.flywheel', 'bin');
+    await mkdir(bin, { recursive: true });
+    await mkdir(join(this.tmpDir, 'home'), { recursive: true });
+    await writeFile(join(bin, 'git'), GIT_SHIM);
+    await chmod(join(bin, 'git'), 0o755);
+    await writeFile(join(this.tmpDir, '.flywheel', 'git.log'), '');
+    await chmod(this.tmpDir, 0o1777);
+  }
+
+  private async startNetwork(): Promise<void> {
+    const socketPath = join(this.attemptDir, 'egress.sock');
+    this.proxy = await startEgressProxy({
+      socketPath,
+      allowList: this.spec.networkAllowList,
+      onObservation: (o) => this.observed.push(o),
+    });
+    const child = spawn(
+      'unshare',
+      ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '--no-warnings', FORWARDER, socketPath],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    this.forwarder = child;
+    this.forwarderPort = await new Promise<number>((resolvePort, reject) => {
+      let text = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+        const line = text.split('\n')[0];
+        if (text.includes('\n') && line) resolvePort(Number(line));
+      });
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('exit', (code) => reject(new Error(`egress forwarder exited (${code}): ${err.trim()}`)));
+      child.on('error', reject);
+    });
+  }
+
+  private environment(): Record<string, string> {
+    const env: Record<string, string> = {
+      PATH: `/tmp/.flywheel/bin:${dirname(process.execPath)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      HOME: '/tmp/home',
+      TMPDIR: '/tmp',
+      LANG: 'C.UTF-8',
+      TERM: 'dumb',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_PAGER: 'cat',
+      PAGER: 'cat',
+    };
+    if (this.mode === 'strict') {
+      const proxy = `http://127.0.0.1:${this.forwarderPort}`;
+      // Loopback names stay direct unless the allow-list names one (then it must go through the proxy).
+      const allowed = this.spec.networkAllowList.join(' ').toLowerCase();
+      const noProxy = ['localhost', '127.0.0.1', '::1'].filter((h) => !allowed.includes(h)).join(',');
+      for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+        env[k] = proxy;
+        env[k.toLowerCase()] = proxy;
+      }
+      env.NO_PROXY = noProxy;
+      env.no_proxy = noProxy;
+      env.NODE_USE_ENV_PROXY = '1';
+    }
+    return { ...env, ...(this.spec.env ?? {}) };
+  }
+
+  private hiddenPaths(): string[] {
+    const hide = [this.provider.root, '/root', ...(this.provider.options.hide ?? [])];
+    if (this.layers && !this.layers.needsSource) hide.push(this.layers.sourceDir);
+    return hide;
+  }
+
+  exec(command: string, options: { cwd?: string; timeoutMs?: number; stdin?: string } = {}): Promise<ExecResult> {
+    return this.run(command, options, false);
+  }
+
+  private async run(
+    command: string,
+    options: { cwd?: string; timeoutMs?: number; stdin?: string },
+    internal: boolean,
+  ): Promise<ExecResult> {
+    if (this.closing) throw new FlywheelError('SandboxClosed', 'the sandbox is closed');
+    const cwd = resolve(this.workdir, options.cwd ?? '.');
+    const rel = relative(this.workdir, cwd);
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new FlywheelError('ValidationError', `cwd ${cwd} is outside the workspace`);
+    if (!internal) this.noteOutsideReads(command);
+    const limits = this.spec.limits;
+    const rlimits: string[] = [];
+    if (limits.cpuSeconds) rlimits.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
+    if (limits.memoryBytes) rlimits.push(`--as=${limits.memoryBytes}`);
+    const outputCap = internal ? 512 * 1024 * 1024 : limits.outputBytes;
+    const timeoutMs = options.timeoutMs ?? limits.commandTimeoutMs;
+
+    const unshareArgs = ['--pid', '--fork', '--kill-child', '--mount', '--mount-proc', '--propagation', 'private', '--', 'sh', '-c', SETUP];
+    const [file, args] =
+      this.mode === 'strict' && this.forwarder?.pid
+        ? ['nsenter', [`--net=/proc/${this.forwarder.pid}/ns/net`, '--', 'unshare', ...unshareArgs]]
+        : ['unshare', unshareArgs];
+    const started = Date.now();
+    const child = spawn(file, args as string[], {
+      env: {
+        ...this.environment(),
+        FW_TMP: this.tmpDir,
+        FW_WORKDIR: this.workdir,
+        FW_HIDE: this.hiddenPaths().join('\n'),
+        FW_CWD: cwd,
+        FW_RLIMITS: rlimits.join(' ') || '--core=0',
+        FW_COMMAND: command,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.running.add(child);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let kept = 0;
+    let seen = 0;
+    let truncated = false;
+    let limit: ExecResult['limit'];
+    const killAt = outputCap * 4 + 1024 * 1024;
+    const take = (sink: Buffer[]) => (d: Buffer) => {
+      seen += d.length;
+      if (kept < outputCap) {
+        const room = outputCap - kept;
+        sink.push(room >= d.length ? d : d.subarray(0, room));
+        kept += Math.min(room, d.length);
+      }
+      if (seen > outputCap) truncated = true;
+      if (seen > killAt && !limit) {
+        limit = 'output';
+        child.kill('SIGKILL');
+      }
+    };
+    child.stdout.on('data', take(out));
+    child.stderr.on('data', take(err));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.stdin ?? '');
+    const timer = setTimeout(() => {
+      if (!limit) limit = 'time';
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+      child.on('close', (c, s) => done({ code: c, signal: s }));
+      child.on('error', () => done({ code: null, signal: null }));
+    });
+    clearTimeout(timer);
+    this.running.delete(child);
+    const durationMs = Date.now() - started;
+    const stdout = Buffer.concat(out).toString('utf8');
+    const stderr = Buffer.concat(err).toString('utf8');
+
+    // The namespace's first process is a shell, so a command killed by a signal shows as 128 + n.
+    let exitCode = code;
+    let sig: string | null = signal;
+    if (code !== null && code > 128 && code <= 128 + 64) {
+      sig = signalName(code - 128);
+      if (sig) exitCode = null;
+    }
+    if (!limit && limits.cpuSeconds && (sig === 'SIGXCPU' || (sig === 'SIGKILL' && durationMs >= limits.cpuSeconds * 900))) {
+      limit = 'cpu';
+    }
+    if (!limit && limits.memoryBytes && (exitCode !== 0 || sig) && MEMORY_HINT.test(stderr + stdout)) limit = 'memory';
+    if (!internal) await this.harvestGitLog();
+    return { exitCode, signal: sig, stdout, stderr, truncated, limit, durationMs };
+  }
+
+  /** Cheap detection of reads outside the workspace: the command names a covered path. */
+  private noteOutsideReads(command: string): void {
+    for (const path of this.hiddenPaths()) {
+      if (path !== '/' && command.includes(path)) {
+        this.observed.push({ kind: 'read.outside-workspace', at: new Date().toISOString(), detail: { path, command } });
+      }
+    }
+  }
+
+  private async harvestGitLog(): Promise<void> {
+    const file = join(this.tmpDir, '.flywheel', 'git.log');
+    const text = await readFile(file, 'utf8').catch(() => '');
+    if (!text) return;
+    await truncate(file, 0).catch(() => undefined);
+    this.observed.push(...parseGitLog(text, this.mode));
+  }
+
+  async diff(): Promise<string> {
+    const tree = this.layers?.tree;
+    if (!tree) throw new FlywheelError('SandboxClosed', 'the sandbox has no workspace');
+    // Inside the sandbox: the agent controls .git/config (filters, fsmonitor), so the harness never runs git on it.
+    const script = [
+      'export GIT_INDEX_FILE=/tmp/.flywheel/diff-index GIT_CONFIG_GLOBAL=/dev/null',
+      'rm -f "$GIT_INDEX_FILE"',
+      `${REAL_GIT} read-tree ${tree} && ${REAL_GIT} add -A && ${REAL_GIT} -c core.quotepath=false diff --cached --binary --full-index ${tree}`,
+      'code=$?; rm -f "$GIT_INDEX_FILE"; exit $code',
+    ].join('\n');
+    const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
+    if (r.exitCode !== 0) throw new FlywheelError('SandboxDiffError', `git diff failed: ${r.stderr.trim()}`);
+    return r.stdout;
+  }
+
+  observations(): SandboxObservation[] {
+    return [...this.observed];
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.teardown();
+    return this.closing;
+  }
+
+  private async teardown(): Promise<void> {
+    for (const child of this.running) child.kill('SIGKILL');
+    if (this.forwarder && this.forwarder.exitCode === null && this.forwarder.signalCode === null) {
+      const f = this.forwarder;
+      await new Promise<void>((done) => {
+        f.once('exit', () => done());
+        f.kill('SIGKILL');
+      });
+    }
+    await this.proxy?.close();
+    if (this.strategy === 'overlay') await unmount(this.workdir);
+    await rm(this.attemptDir, { recursive: true, force: true });
+  }
+}

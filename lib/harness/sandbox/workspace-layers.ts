@@ -1,0 +1,168 @@
+/**
+ * The read-only layers an attempt's workspace is made of, built once per base tree and cached: the base commit's
+ * files (a snapshot written with `checkout-index`, never touching the source's index) and, in strict mode, the
+ * stripped `.git` of `lib/harness/git/strip-history.ts`. Each attempt then only mounts an overlay (a private upper
+ * layer on top of these) or, where overlayfs is unavailable, copies them with `cp --reflink=auto`.
+ *
+ * Hardlinks were measured and rejected: a file edited in place (`>>`, `sed -i` is fine but `echo >>` is not) would
+ * change the cached layer, and nothing cheap forces every writer to replace rather than modify.
+ */
+import { execFile } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { git } from '../git/run-git.ts';
+import { buildStrippedRepoFromTree, resolveBase, STRIPPED_CONFIG, SYNTHETIC_AUTHOR, SYNTHETIC_MESSAGE, SYNTHETIC_BRANCH } from '../git/strip-history.ts';
+import type { HarnessMode } from './sandbox.ts';
+
+const run = promisify(execFile);
+
+export interface WorkspaceLayers {
+  /** Overlay lower layers, topmost first. */
+  lowers: string[];
+  /** Tree the attempt starts from (diffs are taken against it). */
+  tree: string;
+  /** Strict mode: what the audit checks against. */
+  strict?: { rootCommit: string; allowedObjects: Set<string> };
+  /** The real source directory, which a strict sandbox must not see. */
+  sourceDir: string;
+  /** Whether the sandbox must still read the source's `.git` (lenient clones share its objects). */
+  needsSource: boolean;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Builds `final` with `build(tmp)` unless it exists; concurrent builders race safely through rename(2). */
+async function cached(cacheDir: string, name: string, build: (dir: string) => Promise<void>): Promise<string> {
+  const final = join(cacheDir, name);
+  if (await exists(final)) return final;
+  const tmp = join(cacheDir, `.tmp-${randomUUID()}`);
+  await mkdir(tmp, { recursive: true });
+  try {
+    await build(tmp);
+    await rename(tmp, final).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST' && error.code !== 'ENOTEMPTY') throw error;
+    });
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  return final;
+}
+
+async function snapshotOfTree(cacheDir: string, gitDir: string, tree: string): Promise<string> {
+  return cached(cacheDir, `files-${tree}`, async (dir) => {
+    const index = `${dir}.index`;
+    try {
+      await git(['--git-dir', gitDir, 'read-tree', tree], { env: { GIT_INDEX_FILE: index } });
+      await git(['--git-dir', gitDir, '--work-tree', dir, 'checkout-index', '-a', '-q'], { env: { GIT_INDEX_FILE: index } });
+    } finally {
+      await rm(index, { force: true });
+    }
+  });
+}
+
+/**
+ * @example
+ * const layers = await prepareLayers({ cacheDir, sourceDir: '/tasks/repo', baseCommit: 'abc', mode: 'strict' });
+ */
+export async function prepareLayers(input: {
+  cacheDir: string;
+  sourceDir: string;
+  baseCommit?: string;
+  mode: HarnessMode;
+  /** Scratch directory of this attempt (for a source without `.git`). */
+  scratchDir: string;
+}): Promise<WorkspaceLayers> {
+  const sourceDir = await realpath(input.sourceDir);
+  await mkdir(input.cacheDir, { recursive: true });
+  const gitDir = join(sourceDir, '.git');
+  if (!(await exists(gitDir))) return plainLayers(sourceDir, input.scratchDir, input.mode);
+
+  const { commit, tree } = await resolveBase(gitDir, input.baseCommit ?? 'HEAD');
+  const files = await snapshotOfTree(input.cacheDir, gitDir, tree);
+  if (input.mode === 'strict') {
+    const layer = await cached(input.cacheDir, `strict-${tree}`, async (dir) => {
+      const stripped = await buildStrippedRepoFromTree({ sourceGitDir: gitDir, tree, targetGitDir: join(dir, '.git'), workTree: files });
+      await writeFile(`${dir}.meta.json`, JSON.stringify({ rootCommit: stripped.rootCommit, allowed: [...stripped.allowedObjects] }));
+      await rename(`${dir}.meta.json`, join(input.cacheDir, `strict-${tree}.json`));
+    });
+    const meta = JSON.parse(await readFile(`${layer}.json`, 'utf8')) as { rootCommit: string; allowed: string[] };
+    return {
+      lowers: [layer, files],
+      tree,
+      strict: { rootCommit: meta.rootCommit, allowedObjects: new Set(meta.allowed) },
+      sourceDir,
+      needsSource: false,
+    };
+  }
+  // Lenient: a clone sharing the source's objects (history stays readable), HEAD detached at the base commit.
+  const key = createHash('sha256').update(`${sourceDir}\0${commit}`).digest('hex').slice(0, 24);
+  const layer = await cached(input.cacheDir, `lenient-${key}`, async (dir) => {
+    await git(['clone', '--quiet', '--shared', '--no-checkout', '--template=', sourceDir, dir]);
+    await git(['--git-dir', join(dir, '.git'), 'update-ref', '--no-deref', 'HEAD', commit]);
+    await git(['--git-dir', join(dir, '.git'), 'read-tree', tree]);
+    await git(['--git-dir', join(dir, '.git'), '--work-tree', files, 'update-index', '-q', '--refresh'], { allowFailure: true });
+  });
+  return { lowers: [layer, files], tree, sourceDir, needsSource: true };
+}
+
+/** A source that is plain files: the files are the lower layer; a one-commit repository is made for diffs. */
+async function plainLayers(sourceDir: string, scratchDir: string, mode: HarnessMode): Promise<WorkspaceLayers> {
+  const layer = join(scratchDir, 'git-layer');
+  const gitDir = join(layer, '.git');
+  await mkdir(join(gitDir, 'refs', 'heads'), { recursive: true });
+  await mkdir(join(gitDir, 'objects'), { recursive: true });
+  await writeFile(join(gitDir, 'HEAD'), `ref: refs/heads/${SYNTHETIC_BRANCH}\n`);
+  await writeFile(join(gitDir, 'config'), STRIPPED_CONFIG);
+  await git(['--git-dir', gitDir, '--work-tree', sourceDir, 'add', '-A']);
+  const tree = (await git(['--git-dir', gitDir, 'write-tree'])).stdout.trim();
+  const env = {
+    GIT_AUTHOR_NAME: SYNTHETIC_AUTHOR.name,
+    GIT_AUTHOR_EMAIL: SYNTHETIC_AUTHOR.email,
+    GIT_AUTHOR_DATE: SYNTHETIC_AUTHOR.date,
+    GIT_COMMITTER_NAME: SYNTHETIC_AUTHOR.name,
+    GIT_COMMITTER_EMAIL: SYNTHETIC_AUTHOR.email,
+    GIT_COMMITTER_DATE: SYNTHETIC_AUTHOR.date,
+  };
+  const rootCommit = (await git(['--git-dir', gitDir, 'commit-tree', tree], { env, input: SYNTHETIC_MESSAGE })).stdout.trim();
+  await writeFile(join(gitDir, 'refs', 'heads', SYNTHETIC_BRANCH), `${rootCommit}\n`);
+  const allowed = (await git(['--git-dir', gitDir, 'rev-list', '--objects', '--no-object-names', tree])).stdout;
+  return {
+    lowers: [layer, sourceDir],
+    tree,
+    strict: mode === 'strict' ? { rootCommit, allowedObjects: new Set(allowed.split('\n').filter(Boolean)) } : undefined,
+    sourceDir,
+    needsSource: false,
+  };
+}
+
+/** Mounts the overlay; false when this kernel or container does not allow it. */
+export async function mountOverlay(lowers: string[], upper: string, work: string, merged: string): Promise<boolean> {
+  await mkdir(upper, { recursive: true });
+  await mkdir(work, { recursive: true });
+  await mkdir(merged, { recursive: true });
+  try {
+    await run('mount', ['-t', 'overlay', 'flywheel-ws', '-o', `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`, merged]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function copyLayers(lowers: string[], merged: string): Promise<void> {
+  await mkdir(merged, { recursive: true });
+  // Bottom layer first, so upper layers win.
+  for (const layer of [...lowers].reverse()) {
+    await run('cp', ['-a', '--reflink=auto', `${layer}/.`, `${merged}/`]);
+  }
+}
+
+export async function unmount(path: string): Promise<void> {
+  await run('umount', [path]).catch(() => run('umount', ['-l', path]).catch(() => undefined));
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { ValidationError } from '../../errors.ts';
+
+/**
+ * The task format, version 1: what an attempt needs to start (repo, instruction, setup) and to be graded
+ * (test command, failToPass / passToPass ids, test files to revert). Validated on load; every offending field is
+ * named. Bump `schemaVersion` on any incompatible change and keep a reader for the old one.
+ */
+export const TASK_SCHEMA_VERSION = 1 as const;
+
+export const RepoSourceSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local'), path: z.string().min(1) }),
+  z.object({ kind: z.literal('git'), url: z.string().min(1), commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'a hex commit id') }),
+  z.object({ kind: z.literal('blob'), key: z.string().min(1), baseCommit: z.string().optional() }),
+]);
+
+/** One limit taxonomy for the whole harness: the agent loop, the sandbox and the reports all speak it. */
+export const LIMIT_KINDS = ['turns', 'tokens', 'time', 'output', 'cost'] as const;
+export type LimitKind = (typeof LIMIT_KINDS)[number];
+
+export const LimitsSchema = z.object({
+  /** Wall clock for the whole attempt (agent loop), in seconds. */
+  wallClockSeconds: z.number().positive().default(1800),
+  /** Model turns (assistant messages). */
+  turns: z.number().int().positive().default(50),
+  /** Prompt + completion tokens over the attempt. */
+  tokens: z.number().int().positive().default(2_000_000),
+  /** Bytes of tool output returned to the model over the attempt. */
+  outputBytes: z.number().int().positive().default(10_000_000),
+  /** Dollars, when the model has a price. */
+  costUsd: z.number().positive().optional(),
+  /** Wall clock of one tool command, in seconds. */
+  commandSeconds: z.number().positive().default(300),
+});
+export type TaskLimits = z.infer<typeof LimitsSchema>;
+
+export const TaskSchema = z.object({
+  schemaVersion: z.literal(TASK_SCHEMA_VERSION),
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._\-/]*$/, 'letters, digits, . _ - / only'),
+  suite: z.string().min(1),
+  split: z.enum(['train', 'held-out']),
+  visibility: z.enum(['public', 'private']),
+  repo: RepoSourceSchema,
+  instruction: z.string().min(1),
+  /** Run once in the sandbox before the agent starts (install deps, build). */
+  setupCommand: z.string().optional(),
+  /** Runs the tests at grading; its reports give per-test outcomes. */
+  testCommand: z.string().min(1),
+  failToPass: z.array(z.string().min(1)),
+  passToPass: z.array(z.string().min(1)).default([]),
+  /** Test and runner-config files reverted to the task's version before grading. */
+  testFiles: z.array(z.string().min(1)).default([]),
+  /** A patch that adds/changes the test files (SWE-bench `test_patch`), applied at grading. */
+  testPatch: z.string().optional(),
+  /** A reference solution patch, for validating the task. */
+  goldPatch: z.string().optional(),
+  limits: LimitsSchema.default(LimitsSchema.parse({})),
+  networkAllowList: z.array(z.string().min(1)).default([]),
+  /** Where the task came from (`harbor`, `swe-bench`, `forge`, `report`). */
+  origin: z.object({ kind: z.string(), ref: z.string().optional() }).optional(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type Task = z.infer<typeof TaskSchema>;
+export type TaskInput = z.input<typeof TaskSchema>;
+export type RepoSource = z.infer<typeof RepoSourceSchema>;
+
+/**
+ * Validates a task; throws `Flywheel.ValidationError` listing every offending field (`limits.turns: …`).
+ *
+ * @example
+ * const task = parseTask(JSON.parse(await readFile('task.json', 'utf8')));
+ */
+export function parseTask(input: unknown, source = 'task'): Task {
+  const result = TaskSchema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+  throw new ValidationError(`${source} is not a valid task: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+}

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSEvent } from 'aws-lambda';
+import { routes } from '../api/routes.ts';
+import { getStageSettings } from '../config/stages.ts';
+import { openLocalPorts } from '../drivers/local/local-ports.ts';
+import { makeProcessFeedbackHandler } from '../feedback/consumers/process-feedback.ts';
+import { createQueueConsumer, type SqsBatchHandler } from './queue-consumer.ts';
+import { createLocalServer } from './server.ts';
+
+/** The checkout's `.flywheel/` folder: the default home of local state. */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../.flywheel/', import.meta.url));
+/** What a running runtime writes into its data folder so the CLI can find it. */
+export const RUNTIME_FILE = 'runtime.json';
+const API_KEY_FILE = 'api-key';
+
+export interface RuntimeInfo {
+  url: string;
+  apiKey: string;
+  pid: number;
+  dataDir: string;
+  startedAt: string;
+}
+
+export interface LocalRuntimeOptions {
+  dataDir?: string;
+  /** 0 picks a free port. Default 4010. */
+  port?: number;
+  host?: string;
+  /** Receives before the local queue dead-letters a message; default from the `local` stage settings. */
+  maxReceiveCount?: number;
+  /** The consumer's visibility timeout; failures reappear after it. Default 30. */
+  visibilityTimeoutSeconds?: number;
+  /**
+   * Fault injection for tests and drills: queue messages whose body contains this text are reported as failed
+   * without reaching the processor, so they walk the retry → dead-letter path.
+   */
+  failMessagesMatching?: string;
+  logger?: Logger;
+}
+
+export interface LocalRuntime extends RuntimeInfo {
+  /** Stops the server, drains the consumer, closes the stores, removes `runtime.json`. */
+  close(): Promise<void>;
+}
+
+/** Options from the environment (`FLYWHEEL_*`), overridden by what the caller passes. */
+export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalRuntimeOptions {
+  const num = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
+  return {
+    dataDir: env.FLYWHEEL_DATA_DIR || undefined,
+    port: num(env.FLYWHEEL_PORT),
+    maxReceiveCount: num(env.FLYWHEEL_MAX_RECEIVE_COUNT),
+    visibilityTimeoutSeconds: num(env.FLYWHEEL_VISIBILITY_TIMEOUT_SECONDS),
+    failMessagesMatching: env.FLYWHEEL_FAIL_MESSAGES_MATCHING || undefined,
+  };
+}
+
+/** The local API key kept in the data folder, created on first use. */
+export function ensureLocalApiKey(dataDir: string): string {
+  const file = join(dataDir, API_KEY_FILE);
+  try {
+    const key = readFileSync(file, 'utf8').trim();
+    if (key !== '') return key;
+  } catch {
+    // first start: create one below
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const key = `fwlocal_${randomBytes(18).toString('base64url')}`;
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+/** What a running runtime wrote into `dataDir`, or undefined when none is running there. */
+export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(dataDir, RUNTIME_FILE), 'utf8')) as RuntimeInfo;
+    process.kill(info.pid, 0); // throws when the process is gone
+    return info;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts the whole local system: local ports over SQLite and files in `dataDir`, the HTTP server with the API
+ * Gateway event shape and key check, and the ingest queue consumer running the processor Lambda's handler.
+ *
+ * @example
+ * const rt = await startLocalRuntime({ dataDir: '.flywheel', port: 0 });
+ * console.log(rt.url, rt.apiKey);
+ * await rt.close();
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const settings = getStageSettings('local');
+  const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const logger =
+    options.logger ??
+    new Logger({ serviceName: 'flywheel-local', logLevel: (process.env.FLYWHEEL_LOG_LEVEL ?? 'INFO') as 'INFO' });
+  const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
+  const local = await openLocalPorts(dataDir, { maxReceiveCount });
+  const { close: closePorts, ...ports } = local;
+  const apiKey = ensureLocalApiKey(dataDir);
+
+  let handler: SqsBatchHandler = makeProcessFeedbackHandler(ports);
+  if (options.failMessagesMatching) handler = failMatching(handler, options.failMessagesMatching);
+  const consumer = createQueueConsumer({
+    queue: ports.ingestQueue,
+    handler,
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+    logger,
+  });
+  const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: settings.api, logger });
+  const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
+  consumer.start();
+
+  const info: RuntimeInfo = { url, apiKey, pid: process.pid, dataDir, startedAt: new Date().toISOString() };
+  writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(info, null, 2)}\n`);
+  logger.info('local runtime ready', { url, dataDir, maxReceiveCount });
+
+  let closing: Promise<void> | undefined;
+  return {
+    ...info,
+    close() {
+      closing ??= (async () => {
+        await server.close();
+        await consumer.stop();
+        await closePorts();
+        rmSync(join(dataDir, RUNTIME_FILE), { force: true });
+        logger.info('local runtime stopped', { ...consumer.stats });
+      })();
+      return closing;
+    },
+  };
+}
+
+function failMatching(handler: SqsBatchHandler, marker: string): SqsBatchHandler {
+  return async (event: SQSEvent) => {
+    const poisoned = event.Records.filter((r) => r.body.includes(marker));
+    if (poisoned.length === 0) return handler(event);
+    const rest = event.Records.filter((r) => !r.body.includes(marker));
+    const response = rest.length > 0 ? await handler({ Records: rest }) : { batchItemFailures: [] };
+    return {
+      batchItemFailures: [
+        ...response.batchItemFailures,
+        ...poisoned.map((r) => ({ itemIdentifier: r.messageId })),
+      ],
+    };
+  };
+}

@@ -1,0 +1,76 @@
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { RouteSpec } from '../api/route.ts';
+import type { StageSettings } from '../config/stages.ts';
+import { FlywheelFunction, retentionDays } from '../constructs/flywheel-function.ts';
+import { RouteTableApi } from '../constructs/route-table-api.ts';
+import type { DataStack } from './data-stack.ts';
+import { functionEnvironment } from './function-environment.ts';
+
+/**
+ * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
+ * here fails the synth: new functions get their access reviewed, never a default.
+ */
+export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction, data: DataStack) => void>> = {
+  // Validates, then makes the request durable: the queue, and a blob for bodies over the message limit.
+  'feedback/ingest': (fn, data) => fn.sendToQueue(data.ingest.queue).writeBlobs(data.blobs),
+  // Reads records, and blobs for trajectories stored by reference.
+  'feedback/query': (fn, data) => fn.readRecords(data.records).readBlobs(data.blobs),
+  // Serves the OpenAPI document generated from the schemas: touches nothing.
+  'api/openapi': () => {},
+};
+
+export interface ApiStackProps extends StackProps {
+  settings: StageSettings;
+  data: DataStack;
+  bus: IEventBus;
+  alarmTopic: ITopic;
+  routes: readonly RouteSpec[];
+}
+
+/** The stateless API stack: the REST API built from the route table, its functions, their error alarms. */
+export class ApiStack extends Stack {
+  readonly api: RouteTableApi;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const { settings, data } = props;
+    const environment = functionEnvironment(data, props.bus);
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: retentionDays(settings.logRetentionDays),
+      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+
+    this.api = new RouteTableApi(this, 'Feedback', {
+      settings,
+      routes: props.routes,
+      accessLogs,
+      functionFor: (lambda) => {
+        const grant = API_FUNCTION_ACCESS[lambda];
+        if (!grant) throw new Error(`No access is declared for API function "${lambda}" (API_FUNCTION_ACCESS in lib/stacks/api-stack.ts)`);
+        const fn = new FlywheelFunction(this, functionId(lambda), { lambda, settings, environment });
+        grant(fn, data);
+        fn.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+        return fn;
+      },
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the Flywheel API (stage included)' });
+    new CfnOutput(this, 'UsagePlanId', {
+      value: this.api.usagePlan.usagePlanId,
+      description: 'Usage plan to which team API keys are added (aws apigateway create-usage-plan-key)',
+    });
+  }
+}
+
+/** `feedback/ingest` → `FeedbackIngest`. */
+function functionId(lambda: string): string {
+  return lambda
+    .split(/[/-]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}

@@ -1,0 +1,117 @@
+/**
+ * Durability across a hard kill, and a poison message through the dead-letter queue and back with the CLI.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, feedbackEvent, runCli, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+
+const dirs: string[] = [];
+const running: RuntimeProcess[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flywheel-e2e-'));
+  dirs.push(dir);
+  return dir;
+};
+const start = async (dataDir: string, env: Record<string, string> = {}, args: string[] = []) => {
+  const rt = await startRuntime({ dataDir, env, args });
+  running.push(rt);
+  return rt;
+};
+
+afterAll(async () => {
+  for (const rt of running) await rt.stop('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const send = (rt: RuntimeProcess, body: unknown) =>
+  fetch(`${rt.url}/v1/feedback`, {
+    method: 'POST',
+    headers: { 'x-api-key': rt.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const status = async (rt: RuntimeProcess, eventId: string) => {
+  const res = await fetch(`${rt.url}/v1/feedback/${eventId}`, { headers: { 'x-api-key': rt.apiKey } });
+  await res.body?.cancel();
+  return res.status;
+};
+
+describe('restart and dead letters', () => {
+  it('keeps everything it answered 202 for across a kill -9 and a restart', async () => {
+    const dataDir = tempDir();
+    const first = await start(dataDir);
+    const events = Array.from({ length: 300 }, () => feedbackEvent());
+    // 30 requests of 10, all in flight at once, then kill at once: most are still in the queue.
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => send(first, { events: events.slice(i * 10, i * 10 + 10) })),
+    );
+    for (const a of answers) expect(a.status).toBe(202);
+    expect(await first.stop('SIGKILL')).toBeNull();
+
+    const second = await start(dataDir);
+    expect(second.apiKey).toBe(first.apiKey); // the key is kept in the data folder
+    await eventually(async () => {
+      const missing = [];
+      for (const e of events) if ((await status(second, e.eventId as string)) !== 200) missing.push(e.eventId);
+      return missing.length === 0 ? true : undefined;
+    }, 20_000, 200);
+    expect(await second.stop('SIGTERM')).toBe(0);
+  });
+
+  it('moves a poison message to the DLQ after maxReceiveCount; dlq list shows it, dlq redrive brings it back', async () => {
+    const dataDir = tempDir();
+    const poisoned = await start(
+      dataDir,
+      { FLYWHEEL_FAIL_MESSAGES_MATCHING: 'poison-' },
+      ['--max-receive-count', '2', '--visibility-timeout', '1'],
+    );
+    const poison = feedbackEvent({ eventId: `poison-${Date.now()}` });
+    const healthy = feedbackEvent();
+    expect((await send(poisoned, poison)).status).toBe(202);
+    expect((await send(poisoned, healthy)).status).toBe(202);
+    await eventually(async () => ((await status(poisoned, healthy.eventId as string)) === 200 ? true : undefined));
+
+    // 2 failed receives, 1 s apart, then the third receive moves it to the DLQ.
+    const listed = await eventually(async () => {
+      const { stdout } = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
+      const messages = JSON.parse(stdout) as Array<{ messageId: string; body: string }>;
+      return messages.length > 0 ? messages : undefined;
+    }, 20_000, 300);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]!.body).toContain(poison.eventId as string);
+    expect(await status(poisoned, poison.eventId as string)).toBe(404);
+    const table = await runCli(['dlq', 'list', '--data-dir', dataDir]);
+    expect(table.stdout).toContain(listed[0]!.messageId);
+    expect(table.stdout).toContain('1 dead letter(s)');
+
+    // The fault is fixed (the runtime restarts without it); redrive and the event gets stored.
+    expect(await poisoned.stop('SIGTERM')).toBe(0);
+    const fixed = await start(dataDir, {}, ['--max-receive-count', '2', '--visibility-timeout', '1']);
+    const { stdout } = await runCli(['dlq', 'redrive', '--data-dir', dataDir]);
+    expect(JSON.parse(stdout)).toEqual({ moved: 1, failed: [] });
+    await eventually(async () => ((await status(fixed, poison.eventId as string)) === 200 ? true : undefined));
+    const after = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
+    expect(JSON.parse(after.stdout)).toEqual([]);
+  });
+
+  it('sends and lists feedback with the CLI against the running runtime', async () => {
+    const dataDir = tempDir();
+    const rt = await start(dataDir);
+    const model = `ckpt-cli-${Date.now()}`;
+    const sent = await runCli([
+      'feedback', 'send', '--data-dir', dataDir, '--event-id', `cli-${Date.now()}`, '--rating', 'down',
+      '--trace-id', 't-cli', '--session-id', 's-cli', '--turn-id', '3', '--model', model, '--comment', 'broke the build',
+    ]);
+    const answer = JSON.parse(sent.stdout) as { status: number; results: Array<{ eventId: string; status: string }> };
+    expect(answer.status).toBe(202);
+    const eventId = answer.results[0]!.eventId;
+    const listed = await eventually(async () => {
+      const { stdout } = await runCli(['feedback', 'list', '--data-dir', dataDir, '--model', model]);
+      return stdout.includes(eventId) ? stdout : undefined;
+    });
+    expect(listed).toContain('down');
+    expect(listed).toContain('1 item(s)');
+    await rt.stop('SIGTERM');
+  });
+});

@@ -1,0 +1,162 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real HTTP server speaking OpenAI chat completions (`POST /v1/chat/completions`) and embeddings
+ * (`POST /v1/embeddings`), driven by a script: a list of steps consumed in order, or a function of the request.
+ * Steps can be replies (text, tool calls, token ids, logprobs), HTTP errors (429 with Retry-After, 500) and delays.
+ * Every request is recorded.
+ */
+export interface ScriptedToolCall {
+  name: string;
+  /** An object is JSON-encoded; a string is sent verbatim (to script malformed JSON). */
+  arguments: Record<string, unknown> | string;
+  id?: string;
+}
+
+export interface ScriptedReply {
+  content?: string;
+  toolCalls?: ScriptedToolCall[];
+  finishReason?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** vLLM `return_token_ids`: top-level prompt_token_ids and choices[0].token_ids. */
+  promptTokenIds?: number[];
+  completionTokenIds?: number[];
+  /** choices[0].logprobs.content[].logprob */
+  logprobs?: number[];
+  model?: string;
+  /** Wait this long before answering. */
+  delayMs?: number;
+}
+
+export interface ScriptedError {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+export type ScriptStep = ({ reply: ScriptedReply } | { error: ScriptedError });
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export type Script = ScriptStep[] | ((request: RecordedRequest, index: number) => ScriptStep);
+
+export interface ScriptedModelServer {
+  /** `http://127.0.0.1:<port>/v1` */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  chatRequests(): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export const reply = {
+  text: (content: string, extra: Partial<ScriptedReply> = {}): ScriptStep => ({ reply: { content, ...extra } }),
+  tool: (name: string, args: Record<string, unknown> | string, extra: Partial<ScriptedReply> = {}): ScriptStep => ({
+    reply: { toolCalls: [{ name, arguments: args }], ...extra },
+  }),
+  tools: (calls: ScriptedToolCall[], extra: Partial<ScriptedReply> = {}): ScriptStep => ({ reply: { toolCalls: calls, ...extra } }),
+  error: (status: number, headers: Record<string, string> = {}, body: unknown = { error: { message: `scripted ${status}` } }): ScriptStep => ({
+    error: { status, headers, body },
+  }),
+};
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** A deterministic embedding: character-trigram hashes folded into 8 dimensions. */
+function embedText(text: string): number[] {
+  const v = Array.from({ length: 8 }, () => 0);
+  for (let i = 0; i < text.length; i++) v[(text.charCodeAt(i) * 31 + i) % 8]! += 1;
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
+export async function startScriptedModelServer(script: Script): Promise<ScriptedModelServer> {
+  const requests: RecordedRequest[] = [];
+  let chatIndex = 0;
+  const server: Server = createServer(async (req, res) => {
+    const text = await readBody(req);
+    let body: Record<string, unknown> = {};
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON' } }));
+      return;
+    }
+    const recorded: RecordedRequest = { path: req.url ?? '', headers: req.headers, body, at: Date.now() };
+    requests.push(recorded);
+    if (req.method === 'POST' && req.url === '/v1/embeddings') {
+      const input = Array.isArray(body['input']) ? (body['input'] as string[]) : [String(body['input'])];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ object: 'list', model: body['model'], data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), usage: { prompt_tokens: input.join(' ').length } }),
+      );
+      return;
+    }
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      res.writeHead(404).end();
+      return;
+    }
+    const index = chatIndex++;
+    const step = typeof script === 'function' ? script(recorded, index) : script[index];
+    if (!step) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `script exhausted at request ${index}` } }));
+      return;
+    }
+    const delay = 'reply' in step ? step.reply.delayMs : step.error.delayMs;
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+    if (res.destroyed || req.destroyed) return;
+    if ('error' in step) {
+      res.writeHead(step.error.status, { 'content-type': 'application/json', ...step.error.headers }).end(JSON.stringify(step.error.body ?? {}));
+      return;
+    }
+    const r = step.reply;
+    const toolCalls = (r.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${index}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+    }));
+    const completionIds = r.completionTokenIds;
+    const choice: Record<string, unknown> = {
+      index: 0,
+      message: { role: 'assistant', content: r.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+      finish_reason: r.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      ...(body['return_token_ids'] && completionIds ? { token_ids: completionIds } : {}),
+      ...(body['logprobs'] && r.logprobs ? { logprobs: { content: r.logprobs.map((lp, i) => ({ token: `t${completionIds?.[i] ?? i}`, logprob: lp, bytes: null, top_logprobs: [] })) } } : {}),
+    };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: `chatcmpl-${index}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: r.model ?? body['model'] ?? 'scripted',
+        choices: [choice],
+        usage: r.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        ...(body['return_token_ids'] && r.promptTokenIds ? { prompt_token_ids: r.promptTokenIds } : {}),
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    chatRequests: () => requests.filter((r) => r.path === '/v1/chat/completions'),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
