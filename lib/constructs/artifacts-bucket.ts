@@ -6,6 +6,8 @@ import type { StageSettings } from '../config/stages.ts';
 
 /** Where the processor archives raw events (one object per batch, by date: Athena-readable). */
 export const RAW_FEEDBACK_PREFIX = 'raw/feedback/';
+/** Where the ingest handler spills envelopes too big for one queue message. */
+export const INGEST_SPOOL_PREFIX = 'spool/ingest/';
 
 export interface ArtifactsBucketProps {
   settings: StageSettings;
@@ -71,6 +73,14 @@ export class ArtifactsBucket extends Construct {
       serverAccessLogsPrefix: 'artifacts/',
       lifecycleRules: [
         rawRule,
+        {
+          // Spilled ingest envelopes are needed while their message can still be delivered or redriven:
+          // 4 days in the ingest queue + 14 in the dead-letter queue = 18 days; 30 leaves room for a redrive
+          // (which sends a fresh message) and a weekend.
+          id: 'expire-ingest-spool',
+          prefix: INGEST_SPOOL_PREFIX,
+          expiration: Duration.days(30),
+        },
         {
           id: 'noncurrent-versions',
           noncurrentVersionExpiration: Duration.days(settings.noncurrentVersionDays),

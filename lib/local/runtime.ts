@@ -3,12 +3,11 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSEvent } from 'aws-lambda';
+import { Worker } from 'node:worker_threads';
 import { routes } from '../api/routes.ts';
 import { getStageSettings } from '../config/stages.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
-import { makeProcessFeedbackHandler } from '../feedback/consumers/process-feedback.ts';
-import { createQueueConsumer, type SqsBatchHandler } from './queue-consumer.ts';
+import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
 /** The checkout's `.flywheel/` folder: the default home of local state. */
@@ -39,6 +38,11 @@ export interface LocalRuntimeOptions {
    * without reaching the processor, so they walk the retry → dead-letter path.
    */
   failMessagesMatching?: string;
+  /**
+   * Run the queue consumer on a worker thread (default), so processing uses the second core and never stalls the
+   * HTTP event loop; false keeps it on the main thread. Env FLYWHEEL_CONSUMER_THREAD=0 turns it off.
+   */
+  consumerThread?: boolean;
   logger?: Logger;
 }
 
@@ -56,6 +60,7 @@ export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Loc
     maxReceiveCount: num(env.FLYWHEEL_MAX_RECEIVE_COUNT),
     visibilityTimeoutSeconds: num(env.FLYWHEEL_VISIBILITY_TIMEOUT_SECONDS),
     failMessagesMatching: env.FLYWHEEL_FAIL_MESSAGES_MATCHING || undefined,
+    consumerThread: env.FLYWHEEL_CONSUMER_THREAD === undefined ? undefined : env.FLYWHEEL_CONSUMER_THREAD !== '0',
   };
 }
 
@@ -98,25 +103,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const settings = getStageSettings('local');
   const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
-  const logger =
-    options.logger ??
-    new Logger({ serviceName: 'flywheel-local', logLevel: (process.env.FLYWHEEL_LOG_LEVEL ?? 'INFO') as 'INFO' });
+  const logLevel = process.env.FLYWHEEL_LOG_LEVEL ?? 'INFO';
+  const logger = options.logger ?? new Logger({ serviceName: 'flywheel-local', logLevel: logLevel as 'INFO' });
   const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
   const local = await openLocalPorts(dataDir, { maxReceiveCount });
   const { close: closePorts, ...ports } = local;
   const apiKey = ensureLocalApiKey(dataDir);
 
-  let handler: SqsBatchHandler = makeProcessFeedbackHandler(ports);
-  if (options.failMessagesMatching) handler = failMatching(handler, options.failMessagesMatching);
-  const consumer = createQueueConsumer({
-    queue: ports.ingestQueue,
-    handler,
+  const consumerSettings: ConsumerSettings = {
+    dataDir,
+    maxReceiveCount,
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-    logger,
-  });
+    ...(options.failMessagesMatching ? { failMessagesMatching: options.failMessagesMatching } : {}),
+    logLevel,
+  };
+  const consumer = options.consumerThread === false ? inProcessConsumer() : threadConsumer();
   const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: settings.api, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
-  consumer.start();
 
   const info: RuntimeInfo = { url, apiKey, pid: process.pid, dataDir, startedAt: new Date().toISOString() };
   writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(info, null, 2)}\n`);
@@ -131,24 +134,33 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await consumer.stop();
         await closePorts();
         rmSync(join(dataDir, RUNTIME_FILE), { force: true });
-        logger.info('local runtime stopped', { ...consumer.stats });
+        logger.info('local runtime stopped');
       })();
       return closing;
     },
   };
-}
 
-function failMatching(handler: SqsBatchHandler, marker: string): SqsBatchHandler {
-  return async (event: SQSEvent) => {
-    const poisoned = event.Records.filter((r) => r.body.includes(marker));
-    if (poisoned.length === 0) return handler(event);
-    const rest = event.Records.filter((r) => !r.body.includes(marker));
-    const response = rest.length > 0 ? await handler({ Records: rest }) : { batchItemFailures: [] };
+  function inProcessConsumer() {
+    const c = makeIngestConsumer(ports, consumerSettings, logger);
+    c.start();
+    return { stop: () => c.stop() };
+  }
+
+  function threadConsumer() {
+    const worker = new Worker(new URL('./consumer-worker.ts', import.meta.url), {
+      workerData: { flywheelConsumer: consumerSettings },
+      // The processor handles at most a few batches of 10 messages at once: a small heap keeps the RSS down.
+      resourceLimits: { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16 },
+    });
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.on('error', (error) => logger.error('consumer thread failed', { error }));
     return {
-      batchItemFailures: [
-        ...response.batchItemFailures,
-        ...poisoned.map((r) => ({ itemIdentifier: r.messageId })),
-      ],
+      async stop() {
+        worker.postMessage('stop');
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await exited;
+        clearTimeout(timer);
+      },
     };
-  };
+  }
 }

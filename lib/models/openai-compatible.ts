@@ -76,8 +76,9 @@ export function openAiCompatibleModel(options: OpenAiCompatibleOptions): ModelsP
   const timeoutMs = options.timeoutMs ?? 120_000;
   const random = options.random ?? Math.random;
 
-  async function post(path: string, body: unknown, signal?: AbortSignal): Promise<{ json: unknown; attempts: number }> {
+  async function post(path: string, body: unknown, signal?: AbortSignal): Promise<{ json: unknown; attempts: number; rateLimited: number }> {
     let lastStatus: number | undefined;
+    let rateLimited = 0;
     let lastError: unknown;
     for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
       let retryAfter: string | null = null;
@@ -95,12 +96,13 @@ export function openAiCompatibleModel(options: OpenAiCompatibleOptions): ModelsP
         const text = await response.text();
         if (response.ok) {
           try {
-            return { json: JSON.parse(text), attempts: attempt };
+            return { json: JSON.parse(text), attempts: attempt, rateLimited };
           } catch (cause) {
             throw new ModelUnavailableError(`model endpoint ${baseUrl}${path} answered invalid JSON`, attempt, response.status, { cause });
           }
         }
         lastStatus = response.status;
+        if (response.status === 429) rateLimited++;
         lastError = new Error(`HTTP ${response.status}: ${text.slice(0, 500)}`);
         if (response.status !== 429 && response.status !== 408 && response.status < 500) {
           throw new ModelRequestError(`model endpoint ${baseUrl}${path} rejected the request: HTTP ${response.status}: ${text.slice(0, 500)}`, response.status);
@@ -147,8 +149,8 @@ export function openAiCompatibleModel(options: OpenAiCompatibleOptions): ModelsP
         ...(wantTokens && options.tokensAsTokenIds ? { return_tokens_as_token_ids: true } : {}),
         ...options.extraBody,
       };
-      const { json, attempts } = await post('/chat/completions', body, request.signal);
-      return fromOpenAiResponse(json as OpenAiChatBody, attempts, options.model, options.keepRaw ?? false);
+      const { json, attempts, rateLimited } = await post('/chat/completions', body, request.signal);
+      return { ...fromOpenAiResponse(json as OpenAiChatBody, attempts, options.model, options.keepRaw ?? false), rateLimited };
     },
 
     async embed(texts: string[]): Promise<EmbedResponse> {

@@ -85,6 +85,8 @@ export interface ChatResponse {
   responseId?: string;
   /** How many HTTP attempts this call took (1 when the first succeeded). */
   attempts: number;
+  /** How many of the failed attempts were rate limits (429 / throttling): what adaptive concurrency backs off on. */
+  rateLimited?: number;
   raw?: unknown;
 }
 

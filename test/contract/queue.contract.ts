@@ -51,6 +51,13 @@ export function describeQueueContract(name: string, makeQueue: (options: { maxRe
       expect(await queue.receive({ maxMessages: 10 })).toEqual([]);
     });
 
+    it('never returns one message twice in a single receive, even with a zero visibility timeout', async () => {
+      await queue.sendBatch(['a', 'b', 'c']);
+      const received = await receiveN(queue, 3, 0);
+      expect(received.map((m) => m.body).sort()).toEqual(['a', 'b', 'c']);
+      expect(new Set(received.map((m) => m.messageId)).size).toBe(3);
+    });
+
     it('makes a message visible again after the visibility timeout, counting the receive', async () => {
       const id = await queue.send('again');
       const [first] = await receiveN(queue, 1, 1);

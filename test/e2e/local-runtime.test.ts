@@ -3,6 +3,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, feedbackEvent, startRuntime, type RuntimeProcess } from './runtime-process.ts';
@@ -88,6 +89,31 @@ describe('local runtime over HTTP', () => {
     const res = await post(big);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { message: string }).message).toMatch(/too large/i);
+  });
+
+  it('refuses a chunked body with 413 as soon as it passes 10 MB, without waiting for the end', async () => {
+    const url = new URL('/v1/feedback', rt.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+          headers: { 'x-api-key': rt.apiKey, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
+      req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      // 11 MB, then keep the request open: the answer must come before the body ends.
+      let sent = 0;
+      const pump = () => {
+        while (sent < 11 && req.write(chunk)) sent++;
+        if (sent < 11) req.once('drain', () => { sent++; pump(); });
+      };
+      pump();
+    });
+    expect(status).toBe(413);
   });
 
   it('refuses a wrong content type with 415', async () => {

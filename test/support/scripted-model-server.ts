@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A real HTTP server speaking OpenAI chat completions (`POST /v1/chat/completions`) and embeddings
- * (`POST /v1/embeddings`), driven by a script: a list of steps consumed in order, or a function of the request.
+ * A real HTTP server speaking OpenAI chat completions (`POST /v1/chat/completions`), embeddings
+ * (`POST /v1/embeddings`) and the Bedrock Converse wire format (`POST /model/{id}/converse`), driven by a script: a list of steps consumed in order, or a function of the request.
  * Steps can be replies (text, tool calls, token ids, logprobs), HTTP errors (429 with Retry-After, 500) and delays.
  * Every request is recorded.
  */
@@ -104,7 +104,8 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
       );
       return;
     }
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+    const converse = req.method === 'POST' && /^\/model\/[^/]+\/converse$/.test(req.url ?? '');
+    if (!converse && (req.method !== 'POST' || req.url !== '/v1/chat/completions')) {
       res.writeHead(404).end();
       return;
     }
@@ -116,12 +117,32 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
     }
     const delay = 'reply' in step ? step.reply.delayMs : step.error.delayMs;
     if (delay) await new Promise((r) => setTimeout(r, delay));
-    if (res.destroyed || req.destroyed) return;
+    if (res.destroyed || req.socket.destroyed) return;
     if ('error' in step) {
-      res.writeHead(step.error.status, { 'content-type': 'application/json', ...step.error.headers }).end(JSON.stringify(step.error.body ?? {}));
+      const awsType = step.error.status === 429 ? 'ThrottlingException' : step.error.status >= 500 ? 'InternalServerException' : 'ValidationException';
+      const headers = converse ? { 'x-amzn-errortype': awsType, ...step.error.headers } : step.error.headers;
+      res.writeHead(step.error.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(converse ? { message: `scripted ${step.error.status}` } : (step.error.body ?? {})));
       return;
     }
     const r = step.reply;
+    if (converse) {
+      // Amazon Bedrock Converse wire shape (the SDK speaks restJson1 to POST /model/{modelId}/converse).
+      const content: unknown[] = [];
+      if (r.content) content.push({ text: r.content });
+      (r.toolCalls ?? []).forEach((c, i) =>
+        content.push({ toolUse: { toolUseId: c.id ?? `tooluse_${index}_${i}`, name: c.name, input: typeof c.arguments === 'string' ? JSON.parse(c.arguments) : c.arguments } }),
+      );
+      const u = r.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          output: { message: { role: 'assistant', content } },
+          stopReason: r.finishReason ?? ((r.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn'),
+          usage: { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, totalTokens: u.prompt_tokens + u.completion_tokens },
+          metrics: { latencyMs: 1 },
+        }),
+      );
+      return;
+    }
     const toolCalls = (r.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `call_${index}_${i}`,
       type: 'function',
@@ -152,7 +173,7 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    chatRequests: () => requests.filter((r) => r.path === '/v1/chat/completions'),
+    chatRequests: () => requests.filter((r) => r.path === '/v1/chat/completions' || r.path.endsWith('/converse')),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -139,12 +139,17 @@ export class SqliteQueue implements QueuePort {
     const messages = inTransaction(this.#db, () => {
       const now = this.#now();
       const received: QueueMessage[] = [];
+      // A zero visibility timeout leaves a received row visible: never hand the same message out twice in one call.
+      const seen = new Set<number>();
       while (received.length < max) {
-        const rows = this.#sql
-          .get('SELECT seq, id, body, sent_at, receive_count FROM messages WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?')
-          .all(this.name, now, max - received.length) as unknown as Row[];
+        const rows = (
+          this.#sql
+            .get('SELECT seq, id, body, sent_at, receive_count FROM messages WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?')
+            .all(this.name, now, max - received.length + seen.size) as unknown as Row[]
+        ).filter((row) => !seen.has(row.seq));
         if (rows.length === 0) break;
         for (const row of rows) {
+          seen.add(row.seq);
           if (deadLetter && maxReceiveCount !== undefined && row.receive_count >= maxReceiveCount) {
             this.#sql
               .get('UPDATE messages SET queue = ?, receive_count = 0, receipt = NULL, visible_at = ? WHERE seq = ?')

@@ -36,6 +36,8 @@ export interface RunAgentInput {
   agent?: { name: string; version: string };
   /** Said when the model answers without a tool call (Inspect's continue message). */
   continueMessage?: string;
+  /** End the attempt (`no-action`) when the model answers without a tool call, instead of nudging it on. */
+  stopOnNoAction?: boolean;
   now?: () => Date;
 }
 
@@ -172,6 +174,7 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
       messages.push({ role: 'assistant', content: reply.message.content, toolCalls: reply.message.toolCalls });
 
       if (reply.message.toolCalls.length === 0) {
+        if (input.stopOnNoAction) throw new StopAttempt({ kind: 'no-action' });
         checkBudgets(messageId);
         const nudge = input.continueMessage ?? DEFAULT_CONTINUE;
         messages.push({ role: 'user', content: nudge });

@@ -107,7 +107,7 @@ export class NamespaceSandboxProvider implements SandboxProvider {
     return join(this.root, 'attempts');
   }
 
-  async open(spec: SandboxSpec): Promise<SandboxSession> {
+  async open(spec: SandboxSpec): Promise<NamespaceSandboxSession> {
     const id = randomUUID();
     const attemptDir = join(this.attemptsDir, id);
     await mkdir(attemptDir, { recursive: true });
@@ -139,7 +139,7 @@ export class NamespaceSandboxProvider implements SandboxProvider {
   }
 }
 
-class NamespaceSandboxSession implements SandboxSession {
+export class NamespaceSandboxSession implements SandboxSession {
   readonly workdir: string;
   readonly mode: HarnessMode;
   private readonly provider: NamespaceSandboxProvider;
@@ -154,6 +154,14 @@ class NamespaceSandboxSession implements SandboxSession {
   private readonly observed: SandboxObservation[] = [];
   private readonly running = new Set<ChildProcess>();
   private closing: Promise<void> | undefined;
+  /** Milliseconds spent in each set-up and teardown step (what `bench:harness` reports). */
+  readonly timings: { layersMs: number; workspaceMs: number; auditMs: number; networkMs: number; closeMs: number } = {
+    layersMs: 0,
+    workspaceMs: 0,
+    auditMs: 0,
+    networkMs: 0,
+    closeMs: 0,
+  };
 
   constructor(provider: NamespaceSandboxProvider, spec: SandboxSpec, attemptDir: string) {
     this.provider = provider;
@@ -170,7 +178,10 @@ class NamespaceSandboxSession implements SandboxSession {
   }
 
   async start(): Promise<void> {
-    const network = this.mode === 'strict' ? this.startNetwork() : Promise.resolve();
+    const t0 = Date.now();
+    const network = (this.mode === 'strict' ? this.startNetwork() : Promise.resolve()).then(() => {
+      this.timings.networkMs = Date.now() - t0;
+    });
     const shim = this.writeShim();
     // Awaited below; until then a failure must not surface as an unhandled rejection.
     network.catch(() => undefined);
@@ -183,7 +194,11 @@ class NamespaceSandboxSession implements SandboxSession {
       scratchDir: this.attemptDir,
     });
     this.layers = layers;
+    const t1 = Date.now();
+    this.timings.layersMs = t1 - t0;
     this.strategy = await this.provider.materialize(layers.lowers, this.attemptDir, this.workdir);
+    const t2 = Date.now();
+    this.timings.workspaceMs = t2 - t1;
     if (layers.strict) {
       const audit = await auditHistory({
         gitDir: join(this.workdir, '.git'),
@@ -194,6 +209,7 @@ class NamespaceSandboxSession implements SandboxSession {
       });
       if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
     }
+    this.timings.auditMs = Date.now() - t2;
     await Promise.all([network, shim]);
   }
 
@@ -362,8 +378,10 @@ class NamespaceSandboxSession implements SandboxSession {
 
   /** Cheap detection of reads outside the workspace: the command names a covered path. */
   private noteOutsideReads(command: string): void {
+    // The workspace itself lies under the (covered) sandbox root: its own path is not a read outside.
+    const text = command.replaceAll(this.workdir, '<workspace>');
     for (const path of this.hiddenPaths()) {
-      if (path !== '/' && command.includes(path)) {
+      if (path !== '/' && text.includes(path)) {
         this.observed.push({ kind: 'read.outside-workspace', at: new Date().toISOString(), detail: { path, command } });
       }
     }
@@ -402,6 +420,7 @@ class NamespaceSandboxSession implements SandboxSession {
   }
 
   private async teardown(): Promise<void> {
+    const started = Date.now();
     for (const child of this.running) child.kill('SIGKILL');
     if (this.forwarder && this.forwarder.exitCode === null && this.forwarder.signalCode === null) {
       const f = this.forwarder;
@@ -413,5 +432,6 @@ class NamespaceSandboxSession implements SandboxSession {
     await this.proxy?.close();
     if (this.strategy === 'overlay') await unmount(this.workdir);
     await rm(this.attemptDir, { recursive: true, force: true });
+    this.timings.closeMs = Date.now() - started;
   }
 }

@@ -3,7 +3,8 @@
  * git history moved out of reach in strict mode, and network only through an allow-listing egress proxy.
  *
  * The agent loop (`lib/harness/agent/`) sees only `SandboxSession`; implementations live beside this file and all
- * pass the conformance suite in `test/harness/conformance/`.
+ * pass the conformance suite in `test/harness/conformance/`. The one provider so far is `NamespaceSandboxProvider`
+ * (`./namespace-sandbox.ts`): unshare/nsenter/setpriv/prlimit from util-linux, overlayfs, needs root.
  */
 
 export type HarnessMode = 'strict' | 'lenient';
@@ -60,7 +61,11 @@ export interface SandboxSession {
   /** Absolute path of the workspace copy (what the agent edits). */
   readonly workdir: string;
   readonly mode: HarnessMode;
-  /** Runs a shell command (bash -lc) inside the sandbox with cwd = workdir (or a subdirectory of it). */
+  /**
+   * Runs a shell command (`bash -c`, not a login shell, so /etc/profile cannot reset PATH) inside the sandbox with
+   * cwd = workdir (or a subdirectory of it; anything outside is refused). Each call gets fresh pid and mount
+   * namespaces: a background process does not outlive its command.
+   */
   exec(command: string, options?: { cwd?: string; timeoutMs?: number; stdin?: string }): Promise<ExecResult>;
   /** The agent's changes against the base commit, as a git patch (binary-safe). */
   diff(): Promise<string>;

@@ -101,15 +101,16 @@ export async function prepareLayers(input: {
       needsSource: false,
     };
   }
-  // Lenient: a clone sharing the source's objects (history stays readable), HEAD detached at the base commit.
+  // Lenient: a local clone (objects hardlinked, which is safe: objects are immutable and overlay copies up before any
+  // write), so all history stays readable without the sandbox seeing the source; HEAD detached at the base commit.
   const key = createHash('sha256').update(`${sourceDir}\0${commit}`).digest('hex').slice(0, 24);
   const layer = await cached(input.cacheDir, `lenient-${key}`, async (dir) => {
-    await git(['clone', '--quiet', '--shared', '--no-checkout', '--template=', sourceDir, dir]);
+    await git(['clone', '--quiet', '--local', '--no-checkout', '--template=', sourceDir, dir]);
     await git(['--git-dir', join(dir, '.git'), 'update-ref', '--no-deref', 'HEAD', commit]);
     await git(['--git-dir', join(dir, '.git'), 'read-tree', tree]);
     await git(['--git-dir', join(dir, '.git'), '--work-tree', files, 'update-index', '-q', '--refresh'], { allowFailure: true });
   });
-  return { lowers: [layer, files], tree, sourceDir, needsSource: true };
+  return { lowers: [layer, files], tree, sourceDir, needsSource: false };
 }
 
 /** A source that is plain files: the files are the lower layer; a one-commit repository is made for diffs. */

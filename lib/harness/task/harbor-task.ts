@@ -93,7 +93,7 @@ export async function importHarborTask(dir: string, defaults: { suite?: string; 
       ...((await exists(goldPath)) ? { goldPatch: await readFile(goldPath, 'utf8') } : {}),
       limits: { ...fwLimits, ...(agentTimeout !== undefined && fwLimits['wallClockSeconds'] === undefined ? { wallClockSeconds: agentTimeout } : {}) },
       networkAllowList: fw['networkAllowList'] ?? (toml.environment?.allow_internet ? ['*'] : []),
-      origin: fw['origin'] ?? { kind: 'harbor', ref: dir },
+      origin: fw['id'] !== undefined ? fw['origin'] : { kind: 'harbor', ref: dir },
       metadata: { ...((fw['metadata'] as Record<string, unknown>) ?? metadata) },
     },
     tomlPath,

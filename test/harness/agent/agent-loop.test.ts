@@ -17,7 +17,7 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-async function attempt(script: Script, overrides: Partial<RunAgentInput> & { limits?: Partial<RunAgentInput['limits']> } = {}) {
+async function attempt(script: Script, overrides: Partial<Omit<RunAgentInput, 'limits'>> & { limits?: Partial<RunAgentInput['limits']> } = {}) {
   server = await startScriptedModelServer(script);
   sandbox = await openPlainDirSandbox({ files: { 'src/add.js': 'export const add = (a, b) => a - b;\n', 'README.md': 'add\nadd\n' } });
   const model = openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'scripted-coder', retry: { baseDelayMs: 1, maxAttempts: 3 } });
@@ -115,6 +115,12 @@ describe('agent loop over a scripted OpenAI-compatible server', () => {
     expect(result.stopReason.kind).toBe('submitted');
     const sent = server!.chatRequests()[1]!.body['messages'] as Array<{ role: string; content: string }>;
     expect(sent.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/call submit/) });
+  });
+
+  it('stopOnNoAction ends the attempt as no-action when the model answers without a tool call', async () => {
+    const result = await attempt([reply.text('nothing to do')], { stopOnNoAction: true });
+    expect(result.stopReason).toEqual({ kind: 'no-action' });
+    expect(result.turns).toBe(1);
   });
 
   describe('a runaway hits each limit and stops cleanly, naming it', () => {

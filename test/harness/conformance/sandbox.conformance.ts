@@ -30,6 +30,8 @@ export function describeSandboxConformance(
   name: string,
   makeProvider: () => SandboxProvider,
   modes: HarnessMode[] = ['strict', 'lenient'],
+  /** Removes what the provider keeps (its cache); called after each mode's tests. */
+  cleanup: () => void = () => undefined,
 ): void {
   describe.each(modes)(`${name} conformance (%s)`, (mode) => {
     let work: string;
@@ -51,7 +53,10 @@ export function describeSandboxConformance(
       gitHash = hashTree(join(repo.dir, '.git'));
       provider = makeProvider();
     });
-    afterAll(() => rmSync(work, { recursive: true, force: true }));
+    afterAll(() => {
+      rmSync(work, { recursive: true, force: true });
+      cleanup();
+    });
 
     const withSession = async (fn: (s: SandboxSession) => Promise<void>, over?: Partial<SandboxSpec>) => {
       const s = await provider.open(spec(over));

@@ -1,0 +1,174 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync, readdirSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NamespaceSandboxProvider, SandboxSetupError } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
+import type { SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
+import { processesWith } from '../conformance/sandbox.conformance.ts';
+import { ANSWER, hashTree, makeHistoryRepo, type HistoryRepo } from './history-repo.ts';
+
+function listen(body: string): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer((_req, res) => res.end(body));
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address();
+      resolve({ server, port: typeof a === 'object' && a ? a.port : 0 });
+    });
+  });
+}
+
+describe('namespace sandbox', () => {
+  let work: string;
+  let repo: HistoryRepo;
+  let provider: NamespaceSandboxProvider;
+  let allowed: { server: Server; port: number };
+  let blocked: { server: Server; port: number };
+  let hits = { allowed: 0, blocked: 0 };
+  const spec = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
+    sourceDir: repo.dir,
+    baseCommit: repo.base,
+    mode: 'strict',
+    networkAllowList: [`127.0.0.1:${allowed.port}`],
+    limits: { commandTimeoutMs: 15_000, outputBytes: 256 * 1024 },
+    ...over,
+  });
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'fw-ns-'));
+    repo = makeHistoryRepo(join(work, 'repo'));
+    provider = new NamespaceSandboxProvider({ root: join(work, 'sandboxes') });
+    allowed = await listen('allowed-answer');
+    blocked = await listen('blocked-answer');
+    allowed.server.on('request', () => hits.allowed++);
+    blocked.server.on('request', () => hits.blocked++);
+  });
+  afterAll(() => {
+    allowed.server.close();
+    blocked.server.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('strict: git shows only the synthetic root; later commits, tags and the answer are unreadable; source unchanged', async () => {
+    const before = hashTree(repo.dir);
+    const s = await provider.open(spec());
+    try {
+      const log = await s.exec('git log --all --format="%an %ad %s" --date=raw');
+      expect(log.stdout).toBe('Flywheel 0 +0000 Task base\n');
+      expect((await s.exec(`git cat-file -p ${repo.answerCommit}`)).stderr).toMatch(/not a valid object name|fatal/);
+      expect((await s.exec(`git show ${repo.tag}`)).exitCode).not.toBe(0);
+      expect((await s.exec('git stash list; git notes list; git remote; git reflog; git tag; git branch -a')).stdout).toBe(
+        '* main\n',
+      );
+      expect((await s.exec(`grep -ra ${ANSWER} .git; echo $?`)).stdout).toBe('1\n');
+      expect((await s.exec('git status --porcelain')).stdout).toBe('');
+      // The real .git is out of reach: the source directory and the sandbox root (layer cache, other attempts) are
+      // covered; only the path down to this workspace is recreated.
+      expect((await s.exec(`ls -A ${repo.dir}`)).stdout).toBe('');
+      expect((await s.exec(`ls -A ${provider.root}; ls -A ${provider.attemptsDir}`)).stdout).toBe(
+        `attempts\n${s.workdir.split('/').at(-2)}\n`,
+      );
+      expect((await s.exec(`git --git-dir=${repo.dir}/.git log`)).exitCode).not.toBe(0);
+      // No capabilities: the covers cannot be lifted.
+      expect((await s.exec(`umount ${repo.dir} 2>&1; grep CapEff /proc/self/status`)).stdout).toMatch(/CapEff:\s+0+\n/);
+      const kinds = s.observations().map((o) => o.kind);
+      expect(kinds).toContain('git.history-needed');
+      expect(kinds).toContain('read.outside-workspace');
+      const cheat = s.observations().find((o) => o.kind === 'git.history-needed' && String(o.detail.argv).includes(repo.answerCommit));
+      expect(cheat?.detail).toMatchObject({ failed: true, mode: 'strict' });
+    } finally {
+      await s.close();
+    }
+    expect(hashTree(repo.dir)).toBe(before);
+  });
+
+  it('strict network: an allowed loopback server answers through the proxy, another is unreachable; both are logged', async () => {
+    hits = { allowed: 0, blocked: 0 };
+    const s = await provider.open(spec());
+    try {
+      const ok = await s.exec(`curl -sS -m 5 http://127.0.0.1:${allowed.port}/`);
+      expect(ok.stdout).toBe('allowed-answer');
+      const denied = await s.exec(`curl -sS -m 5 -f http://127.0.0.1:${blocked.port}/`);
+      expect(denied.exitCode).not.toBe(0);
+      const direct = await s.exec(`curl -sS -m 5 --noproxy '*' http://127.0.0.1:${blocked.port}/`);
+      expect(direct.exitCode).not.toBe(0);
+      expect(direct.stderr).toMatch(/Couldn't connect|Connection refused|Failed to connect/);
+      const tunnel = await s.exec(`curl -sS -m 5 -p -f http://127.0.0.1:${blocked.port}/`);
+      expect(tunnel.exitCode).not.toBe(0);
+      const obs = s.observations().filter((o) => o.kind.startsWith('network.'));
+      expect(obs.map((o) => [o.kind, o.detail.port, o.detail.method])).toEqual([
+        ['network.allowed', allowed.port, 'GET'],
+        ['network.blocked', blocked.port, 'GET'],
+        ['network.blocked', blocked.port, 'CONNECT'],
+      ]);
+      expect(hits).toEqual({ allowed: 1, blocked: 0 });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('lenient: host network and full history', async () => {
+    const s = await provider.open(spec({ mode: 'lenient', networkAllowList: [] }));
+    try {
+      expect((await s.exec(`curl -sS -m 5 http://127.0.0.1:${blocked.port}/`)).stdout).toBe('blocked-answer');
+      expect((await s.exec(`git show ${repo.tag} | grep -c ${ANSWER}`)).stdout.trim()).not.toBe('0');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('limits: cpu seconds, memory, output runaway and cwd', async () => {
+    const s = await provider.open(
+      spec({ limits: { commandTimeoutMs: 20_000, outputBytes: 4096, cpuSeconds: 1, memoryBytes: 256 * 1024 * 1024 } }),
+    );
+    try {
+      const cpu = await s.exec('while :; do :; done');
+      expect(cpu.limit).toBe('cpu');
+      expect(cpu.signal).toBe('SIGXCPU');
+      const mem = await s.exec('x=$(head -c 400000000 /dev/zero | tr "\\0" a); echo ${#x}');
+      expect(mem.limit).toBe('memory');
+      const runaway = await s.exec('yes');
+      expect(runaway).toMatchObject({ limit: 'output', truncated: true });
+      expect(runaway.stdout.length).toBe(4096);
+      const fine = await s.exec('echo ok');
+      expect(fine).toMatchObject({ exitCode: 0, stdout: 'ok\n', truncated: false, limit: undefined });
+      await expect(s.exec('true', { cwd: '..' })).rejects.toThrow(/outside the workspace/);
+      expect((await s.exec('pwd', { cwd: 'src' })).stdout).toBe(`${s.workdir}/src\n`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a source of plain files (no .git) gets a one-commit repository; stdin reaches the command', async () => {
+    const plain = join(work, 'plain');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(plain, { recursive: true });
+    writeFileSync(join(plain, 'main.py'), 'print(1)\n');
+    const s = await provider.open(spec({ sourceDir: plain, baseCommit: undefined }));
+    try {
+      expect((await s.exec('git log --format=%s')).stdout).toBe('Task base\n');
+      expect((await s.exec('cat', { stdin: 'from stdin' })).stdout).toBe('from stdin');
+      await s.exec(`echo 'print(2)' > ${s.workdir}/main.py`);
+      expect(s.observations().filter((o) => o.kind === 'read.outside-workspace')).toEqual([]);
+      expect(await s.diff()).toContain('+print(2)');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses to run when the strict audit fails, and leaves nothing behind', async () => {
+    const p = new NamespaceSandboxProvider({ root: join(work, 'tampered') });
+    // Build the cache, then plant a later object in the cached stripped repository.
+    const first = await p.open(spec());
+    await first.close();
+    const cache = join(p.root, 'cache');
+    const layer = readdirSync(cache).find((n) => n.startsWith('strict-') && !n.endsWith('.json'));
+    expect(layer).toBeDefined();
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('git', ['--git-dir', join(cache, layer!, '.git'), 'hash-object', '-w', '--stdin'], { input: ANSWER });
+    await expect(p.open(spec())).rejects.toBeInstanceOf(SandboxSetupError);
+    expect(readdirSync(p.attemptsDir)).toEqual([]);
+    expect(processesWith(join(p.root, 'attempts'))).toEqual([]);
+    expect(existsSync(p.attemptsDir)).toBe(true);
+  });
+});

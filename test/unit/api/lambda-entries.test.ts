@@ -1,0 +1,52 @@
+import type { Context } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { apiEvent } from '../feedback/harness.ts';
+
+/** A Lambda context as the runtime passes it, so Powertools' injectLambdaContext has what it reads. */
+const context = {
+  functionName: 'flywheel-test',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:flywheel-test',
+  memoryLimitInMB: '256',
+  awsRequestId: 'req-1',
+  logGroupName: '/aws/lambda/flywheel-test',
+  logStreamName: 's',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
+
+beforeAll(() => {
+  // Endpoints that are never called: these requests are answered before any port is used.
+  process.env.FLYWHEEL_TABLE = 'table';
+  process.env.FLYWHEEL_BUCKET = 'bucket';
+  process.env.FLYWHEEL_INGEST_QUEUE_URL = 'http://127.0.0.1:9/queue/ingest';
+  process.env.FLYWHEEL_INGEST_DLQ_URL = 'http://127.0.0.1:9/queue/ingest-dlq';
+  process.env.FLYWHEEL_EVENT_BUS = 'bus';
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+});
+
+describe('Lambda entries (Powertools middlewares over the shared handlers)', () => {
+  it('functions/feedback/ingest answers through the HTTP edge', async () => {
+    const { handler } = await import('../../../functions/feedback/ingest.ts');
+    const res = await handler(apiEvent('POST', '/v1/feedback', 'hello', { 'Content-Type': 'text/plain' }), context);
+    expect(res.statusCode).toBe(415);
+    // The query routes belong to another function.
+    const other = await handler(apiEvent('GET', '/v1/feedback/x', null, {}), context);
+    expect(other.statusCode).toBe(404);
+    expect(JSON.parse(other.body).error).toBe('Flywheel.RouteNotFound');
+  });
+
+  it('functions/api/openapi serves the document', async () => {
+    const { handler } = await import('../../../functions/api/openapi.ts');
+    const res = await handler(apiEvent('GET', '/v1/openapi.json', null, {}), context);
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(JSON.parse(res.body).paths)).toEqual(expect.arrayContaining(['/v1/feedback', '/v1/reports', '/v1/openapi.json']));
+  });
+
+  it('functions/feedback/process reports a poison record as a batch item failure', async () => {
+    const { handler } = await import('../../../functions/feedback/process.ts');
+    const res = await handler({ Records: [{ messageId: 'm-1', body: 'not json' } as never] }, context);
+    expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
+  });
+});
