@@ -32,26 +32,32 @@ export async function redriveDeadLetters(
   const visibility = options.visibilityTimeoutSeconds ?? 60;
   const result: RedriveResult = { moved: 0, failed: [] };
   const seen = new Set<string>();
-  while (result.moved + result.failed.length < max) {
-    const want = Math.min(10, max - result.moved - result.failed.length);
-    const batch = await deadLetters.receive({ maxMessages: want, visibilityTimeoutSeconds: visibility });
-    const fresh = batch.filter((m) => !seen.has(m.messageId));
-    if (fresh.length === 0) break;
-    for (const m of fresh) {
-      seen.add(m.messageId);
-      let newId: string;
-      try {
-        newId = await source.send(m.body);
-      } catch (error) {
-        result.failed.push({ messageId: m.messageId, error: (error as Error).message });
-        // Make it visible again at once: it stays where it was.
-        await deadLetters.changeVisibility(m.receiptHandle, 0).catch(() => undefined);
-        continue;
+  // Messages whose send failed stay hidden until the end (so this run does not pick them up again), then visible.
+  const release: string[] = [];
+  try {
+    while (result.moved + result.failed.length < max) {
+      const want = Math.min(10, max - result.moved - result.failed.length);
+      const batch = await deadLetters.receive({ maxMessages: want, visibilityTimeoutSeconds: visibility });
+      const fresh = batch.filter((m) => !seen.has(m.messageId));
+      for (const m of batch) if (seen.has(m.messageId)) release.push(m.receiptHandle);
+      if (fresh.length === 0) break;
+      for (const m of fresh) {
+        seen.add(m.messageId);
+        let newId: string;
+        try {
+          newId = await source.send(m.body);
+        } catch (error) {
+          result.failed.push({ messageId: m.messageId, error: (error as Error).message });
+          release.push(m.receiptHandle);
+          continue;
+        }
+        await deadLetters.delete(m.receiptHandle);
+        result.moved++;
+        options.onMoved?.(m, newId);
       }
-      await deadLetters.delete(m.receiptHandle);
-      result.moved++;
-      options.onMoved?.(m, newId);
     }
+  } finally {
+    for (const receipt of release) await deadLetters.changeVisibility(receipt, 0).catch(() => undefined);
   }
   return result;
 }

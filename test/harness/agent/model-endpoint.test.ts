@@ -119,6 +119,22 @@ describe('agent loop and the endpoint', () => {
     expect(result.trajectory.steps.at(-1)).toMatchObject({ type: 'outcome', stopReason: { kind: 'infrastructure-error' } });
   });
 
+  it('a sandbox that breaks mid-attempt is an infrastructure error too', async () => {
+    server = await startScriptedModelServer([reply.tool('bash', { command: 'ls' })]);
+    const real = await openPlainDirSandbox();
+    sandbox = real;
+    const broken: SandboxSession = { ...real, workdir: real.workdir, mode: real.mode, exec: async () => Promise.reject(new Error('sandbox process tree vanished')) };
+    const result = await runAgent({
+      attemptId: 'att-sbx',
+      instruction: 'x',
+      model: openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'm' }),
+      sandbox: broken,
+      limits: LimitsSchema.parse({}),
+    });
+    expect(result.infrastructureError).toBe(true);
+    expect(result.stopReason).toMatchObject({ kind: 'infrastructure-error', message: 'sandbox process tree vanished' });
+  });
+
   it('a request the endpoint rejects for good is a model-error stop', async () => {
     server = await startScriptedModelServer(() => reply.error(400));
     sandbox = await openPlainDirSandbox();

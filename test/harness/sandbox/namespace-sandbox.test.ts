@@ -156,6 +156,22 @@ describe('namespace sandbox', () => {
     }
   });
 
+  it('sweep removes the attempts of a harness that died without closing them', async () => {
+    const p = new NamespaceSandboxProvider({ root: join(work, 'crashed') });
+    const s = await p.open(spec());
+    const live = await p.open(spec());
+    const { writeFileSync, readFileSync } = await import('node:fs');
+    const attemptDir = join(s.workdir, '..');
+    writeFileSync(join(attemptDir, 'owner'), '999999999\n');
+    expect(await p.sweep()).toEqual([attemptDir.split('/').at(-1)]);
+    expect(existsSync(attemptDir)).toBe(false);
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(s.workdir);
+    expect((await live.exec('echo still here')).stdout).toBe('still here\n');
+    await s.close();
+    await live.close();
+    expect(readdirSync(p.attemptsDir)).toEqual([]);
+  });
+
   it('refuses to run when the strict audit fails, and leaves nothing behind', async () => {
     const p = new NamespaceSandboxProvider({ root: join(work, 'tampered') });
     // Build the cache, then plant a later object in the cached stripped repository.

@@ -42,13 +42,18 @@ describe('redriveDeadLetters', () => {
   it('keeps a message in the DLQ when its send fails, so nothing is lost', async () => {
     await ports.ingestDeadLetters.send('keep-me');
     await ports.ingestDeadLetters.send('move-me');
+    const q = ports.ingestQueue;
     const flaky: QueuePort = {
-      ...ports.ingestQueue,
-      send: async (body: string) => {
+      send: async (body) => {
         if (body === 'keep-me') throw new Error('SQS unavailable');
-        return ports.ingestQueue.send(body);
+        return q.send(body);
       },
-    } as QueuePort;
+      sendBatch: (bodies) => q.sendBatch(bodies),
+      receive: (o) => q.receive(o),
+      delete: (r) => q.delete(r),
+      changeVisibility: (r, s) => q.changeVisibility(r, s),
+      depth: () => q.depth(),
+    };
     const result = await redriveDeadLetters(ports.ingestDeadLetters, flaky);
     expect(result.moved).toBe(1);
     expect(result.failed).toEqual([{ messageId: expect.any(String), error: 'SQS unavailable' }]);
