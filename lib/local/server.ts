@@ -6,6 +6,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ApiHandler, RouteSpec } from '../api/route.ts';
 import type { ApiThrottle } from '../config/stages.ts';
 import type { Ports } from '../ports/ports.ts';
+import {
+  ForbiddenError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  RouteNotFoundError,
+  ThrottledError,
+} from '../api/http-errors.ts';
+import { errorResult } from '../api/json-response.ts';
 import { TokenBucketThrottle } from './token-bucket.ts';
 
 /** API Gateway REST's payload limit: 10 MB. Bodies above it are refused with 413 while they are read. */
@@ -76,11 +84,10 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     const method = (req.method ?? 'GET').toUpperCase();
 
     const match = matchRoute(routes, method, path);
-    if (match === 'no-path') return discard(req, res, 404, { message: 'Not Found', path });
+    if (match === 'no-path') return discard(req, res, new RouteNotFoundError(method, path));
     if (match === 'no-method') {
       const allow = routes.filter((r) => matchPath(r, path) !== undefined).map((r) => r.spec.method);
-      res.setHeader('allow', allow.join(', '));
-      return discard(req, res, 405, { message: `Method ${method} not allowed on ${path}` });
+      return discard(req, res, new MethodNotAllowedError(method, path, allow));
     }
     const { route, pathParameters } = match;
 
@@ -88,20 +95,21 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     const apiKey = Array.isArray(apiKeyHeader) ? apiKeyHeader[0] : apiKeyHeader;
     if (route.spec.apiKeyRequired) {
       if (apiKey === undefined || apiKey === '') {
-        return discard(req, res, 403, { message: 'Forbidden', reason: 'missing API key: send it in the x-api-key header' });
+        // 403, not 401: API Gateway answers a missing key of a usage plan with 403 Forbidden.
+        return discard(req, res, new ForbiddenError('Forbidden: missing API key; send it in the x-api-key header'));
       }
-      if (!keys.has(apiKey)) return discard(req, res, 403, { message: 'Forbidden', reason: 'invalid API key' });
+      if (!keys.has(apiKey)) return discard(req, res, new ForbiddenError('Forbidden: invalid API key'));
     }
     const retryAfter = throttle.take(apiKey ?? '-');
     if (retryAfter > 0) {
-      res.setHeader('retry-after', String(retryAfter));
-      return discard(req, res, 429, { message: 'Too Many Requests', retryAfterSeconds: retryAfter });
+      return discard(req, res, new ThrottledError(retryAfter));
     }
 
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > maxBody) return tooLarge(req, res, maxBody);
+    if (declared > maxBody) return discard(req, res, new PayloadTooLargeError(declared, maxBody));
     const body = await readBody(req, maxBody);
-    if (body === undefined) return tooLarge(req, res, maxBody);
+    // A chunked body: the size read when it crossed the limit (the rest is never read into memory).
+    if (typeof body === 'number') return discard(req, res, new PayloadTooLargeError(body, maxBody));
 
     const event = toProxyEvent(req, method, path, url, q, route.spec.path, pathParameters, body, apiKey, stage, started);
     let result: APIGatewayProxyResult;
@@ -187,8 +195,8 @@ function matchRoute(
   return pathSeen ? 'no-method' : 'no-path';
 }
 
-/** Reads the body up to `limit` bytes; undefined as soon as it grows past it (the rest is never kept). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+/** Reads the body up to `limit` bytes; as soon as it grows past it, the byte count so far (the rest is never kept). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | number> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -201,7 +209,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
         req.off('data', onData);
         req.off('end', onEnd);
         req.off('error', onError);
-        resolve(undefined);
+        resolve(size);
         return;
       }
       chunks.push(chunk);
@@ -217,12 +225,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-function tooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
-  discard(req, res, 413, { message: 'Request Entity Too Large', limitBytes: limit });
-}
-
-/** Answers, then reads and drops whatever body is left so the client can read the answer. */
-function discard(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
+/**
+ * Answers with the shared JSON error shape (`errorResult`, as the handlers do), then reads and drops whatever body
+ * is left so the client can read the answer.
+ */
+function discard(req: IncomingMessage, res: ServerResponse, error: Error): void {
   if (!req.complete) {
     let drained = 0;
     req.on('data', (chunk: Buffer) => {
@@ -231,7 +238,7 @@ function discard(req: IncomingMessage, res: ServerResponse, status: number, body
     });
     req.resume();
   }
-  sendJson(res, status, body);
+  writeResult(res, errorResult(error));
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

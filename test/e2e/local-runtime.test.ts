@@ -88,7 +88,7 @@ describe('local runtime over HTTP', () => {
     const big = JSON.stringify(feedbackEvent({ comment: 'x'.repeat(11 * 1024 * 1024) }));
     const res = await post(big);
     expect(res.status).toBe(413);
-    expect(((await res.json()) as { message: string }).message).toMatch(/too large/i);
+    expect(((await res.json()) as { message: string }).message).toMatch(/limit is 10485760 bytes/);
   });
 
   it('refuses a chunked body with 413 as soon as it passes 10 MB, without waiting for the end', async () => {
