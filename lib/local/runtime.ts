@@ -43,6 +43,8 @@ export interface LocalRuntimeOptions {
    * HTTP event loop; false keeps it on the main thread. Env FLYWHEEL_CONSUMER_THREAD=0 turns it off.
    */
   consumerThread?: boolean;
+  /** Overrides the `local` stage's usage-plan throttle (requests/s and burst per key), e.g. to try a 429. */
+  throttle?: { rateLimit: number; burstLimit: number };
   logger?: Logger;
 }
 
@@ -61,6 +63,13 @@ export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Loc
     visibilityTimeoutSeconds: num(env.FLYWHEEL_VISIBILITY_TIMEOUT_SECONDS),
     failMessagesMatching: env.FLYWHEEL_FAIL_MESSAGES_MATCHING || undefined,
     consumerThread: env.FLYWHEEL_CONSUMER_THREAD === undefined ? undefined : env.FLYWHEEL_CONSUMER_THREAD !== '0',
+    throttle:
+      env.FLYWHEEL_RATE_LIMIT === undefined
+        ? undefined
+        : {
+            rateLimit: Number(env.FLYWHEEL_RATE_LIMIT),
+            burstLimit: Number(env.FLYWHEEL_BURST_LIMIT ?? env.FLYWHEEL_RATE_LIMIT),
+          },
   };
 }
 
@@ -118,7 +127,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     logLevel,
   };
   const consumer = options.consumerThread === false ? inProcessConsumer() : threadConsumer();
-  const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: settings.api, logger });
+  const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
   const info: RuntimeInfo = { url, apiKey, pid: process.pid, dataDir, startedAt: new Date().toISOString() };

@@ -208,26 +208,20 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
     if (stopReason.kind !== 'infrastructure-error') stopReason = { kind: 'infrastructure-error', error: 'Flywheel.SandboxError', message: `diff failed: ${(error as Error).message}` };
   }
   const durationMs = now().getTime() - started.getTime();
-  recorder.outcome({
+  const summary = {
     stopReason,
-    limitsHit,
     turns,
     usage,
     outputBytes,
     ...(costUsd !== undefined ? { costUsd } : {}),
     durationMs,
     ...(diff !== undefined ? { diff } : {}),
-  });
+  };
+  recorder.outcome({ ...summary, limitsHit });
   return {
     attemptId: input.attemptId,
-    stopReason,
+    ...summary,
     infrastructureError: stopReason.kind === 'infrastructure-error',
-    turns,
-    usage,
-    outputBytes,
-    ...(costUsd !== undefined ? { costUsd } : {}),
-    durationMs,
-    ...(diff !== undefined ? { diff } : {}),
     trajectory: recorder.toTrajectory(),
   };
 

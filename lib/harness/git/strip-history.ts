@@ -52,6 +52,24 @@ export async function reachableFromTree(gitDir: string, tree: string): Promise<{
  * @example
  * const repo = await buildStrippedRepo({ sourceGitDir: '/src/.git', base: 'abc123', targetGitDir: '/ws/.git' });
  */
+/**
+ * Writes the one parentless commit of `tree` that a stripped repository holds, with a fixed author, date and
+ * message so it carries no information about the source's history, and points the branch at it.
+ */
+export async function commitSyntheticRoot(gitDir: string, tree: string): Promise<string> {
+  const env = {
+    GIT_AUTHOR_NAME: SYNTHETIC_AUTHOR.name,
+    GIT_AUTHOR_EMAIL: SYNTHETIC_AUTHOR.email,
+    GIT_AUTHOR_DATE: SYNTHETIC_AUTHOR.date,
+    GIT_COMMITTER_NAME: SYNTHETIC_AUTHOR.name,
+    GIT_COMMITTER_EMAIL: SYNTHETIC_AUTHOR.email,
+    GIT_COMMITTER_DATE: SYNTHETIC_AUTHOR.date,
+  };
+  const rootCommit = (await git(['--git-dir', gitDir, 'commit-tree', tree], { env, input: SYNTHETIC_MESSAGE })).stdout.trim();
+  await writeFile(join(gitDir, 'refs', 'heads', SYNTHETIC_BRANCH), `${rootCommit}\n`);
+  return rootCommit;
+}
+
 export async function buildStrippedRepo(input: {
   sourceGitDir: string;
   base?: string;
@@ -79,17 +97,7 @@ export async function buildStrippedRepoFromTree(input: {
   // Pack exactly the listed objects (reusing the source's deltas, so this is mostly a copy). `--stdout` into the
   // target's index-pack: `pack-objects <name>` would write its temporary file in the SOURCE's objects/pack.
   await copyObjects(sourceGitDir, targetGitDir, list);
-  const env = {
-    GIT_AUTHOR_NAME: SYNTHETIC_AUTHOR.name,
-    GIT_AUTHOR_EMAIL: SYNTHETIC_AUTHOR.email,
-    GIT_AUTHOR_DATE: SYNTHETIC_AUTHOR.date,
-    GIT_COMMITTER_NAME: SYNTHETIC_AUTHOR.name,
-    GIT_COMMITTER_EMAIL: SYNTHETIC_AUTHOR.email,
-    GIT_COMMITTER_DATE: SYNTHETIC_AUTHOR.date,
-  };
-  const { stdout } = await git(['--git-dir', targetGitDir, 'commit-tree', tree], { env, input: SYNTHETIC_MESSAGE });
-  const rootCommit = stdout.trim();
-  await writeFile(join(targetGitDir, 'refs', 'heads', SYNTHETIC_BRANCH), `${rootCommit}\n`);
+  const rootCommit = await commitSyntheticRoot(targetGitDir, tree);
   await git(['--git-dir', targetGitDir, 'read-tree', tree]);
   if (input.workTree) {
     await git(['--git-dir', targetGitDir, '--work-tree', input.workTree, 'update-index', '-q', '--refresh'], {

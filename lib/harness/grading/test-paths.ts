@@ -71,7 +71,11 @@ export type TestPathKind = 'task-test-file' | 'test-file' | 'runner-config';
  */
 export function classifyPath(path: string, taskTestFiles: readonly string[]): TestPathKind | undefined {
   const clean = path.replace(/^\.\//, '');
-  if (taskTestFiles.some((t) => t.replace(/^\.\//, '') === clean || (t.endsWith('/') && clean.startsWith(t)))) return 'task-test-file';
+  const isTaskFile = taskTestFiles.some((t) => {
+    const entry = t.replace(/^\.\//, '').replace(/\/+$/, '');
+    return entry === clean || clean.startsWith(`${entry}/`);
+  });
+  if (isTaskFile) return 'task-test-file';
   if (isRunnerConfigPath(clean)) return 'runner-config';
   if (isTestPath(clean)) return 'test-file';
   return undefined;

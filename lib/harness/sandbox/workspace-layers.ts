@@ -13,7 +13,7 @@ import { mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { git } from '../git/run-git.ts';
-import { buildStrippedRepoFromTree, resolveBase, STRIPPED_CONFIG, SYNTHETIC_AUTHOR, SYNTHETIC_MESSAGE, SYNTHETIC_BRANCH } from '../git/strip-history.ts';
+import { buildStrippedRepoFromTree, commitSyntheticRoot, resolveBase, STRIPPED_CONFIG, SYNTHETIC_BRANCH } from '../git/strip-history.ts';
 import type { HarnessMode } from './sandbox.ts';
 
 const run = promisify(execFile);
@@ -123,16 +123,7 @@ async function plainLayers(sourceDir: string, scratchDir: string, mode: HarnessM
   await writeFile(join(gitDir, 'config'), STRIPPED_CONFIG);
   await git(['--git-dir', gitDir, '--work-tree', sourceDir, 'add', '-A']);
   const tree = (await git(['--git-dir', gitDir, 'write-tree'])).stdout.trim();
-  const env = {
-    GIT_AUTHOR_NAME: SYNTHETIC_AUTHOR.name,
-    GIT_AUTHOR_EMAIL: SYNTHETIC_AUTHOR.email,
-    GIT_AUTHOR_DATE: SYNTHETIC_AUTHOR.date,
-    GIT_COMMITTER_NAME: SYNTHETIC_AUTHOR.name,
-    GIT_COMMITTER_EMAIL: SYNTHETIC_AUTHOR.email,
-    GIT_COMMITTER_DATE: SYNTHETIC_AUTHOR.date,
-  };
-  const rootCommit = (await git(['--git-dir', gitDir, 'commit-tree', tree], { env, input: SYNTHETIC_MESSAGE })).stdout.trim();
-  await writeFile(join(gitDir, 'refs', 'heads', SYNTHETIC_BRANCH), `${rootCommit}\n`);
+  const rootCommit = await commitSyntheticRoot(gitDir, tree);
   const allowed = (await git(['--git-dir', gitDir, 'rev-list', '--objects', '--no-object-names', tree])).stdout;
   return {
     lowers: [layer, sourceDir],

@@ -1,0 +1,67 @@
+/**
+ * The verdict from reports, by rules an attempt cannot talk its way around:
+ * - every `failToPass` id is reported `passed`;
+ * - every `passToPass` id is reported `passed`;
+ * - an id no report names is `missing`, which is not passed;
+ * - the tests collected are not fewer than expected (the task's ids, or a baseline count the task gives);
+ * - some report was produced at all.
+ * The exit code plays no part (grade-attempt adds timeouts as a reason of their own).
+ */
+import { TestOutcomeIndex } from './test-id.ts';
+import type { GradedOutcome, TestOutcome, TestReport } from './test-report.ts';
+
+/** Reason codes; a reason string is `code` or `code: detail`. */
+export const REASON_CODES = [
+  'patch-does-not-apply',
+  'no-test-report',
+  'fail-to-pass-not-passed',
+  'pass-to-pass-not-passed',
+  'collected-tests-dropped',
+  'test-command-timed-out',
+  'no-tests-to-grade',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/** The code of a reason string (`'fail-to-pass-not-passed: tests/t.py::a (failed)'` → `'fail-to-pass-not-passed'`). */
+export function reasonCode(reason: string): string {
+  const i = reason.indexOf(':');
+  return i < 0 ? reason : reason.slice(0, i);
+}
+
+export interface Verdict {
+  passed: boolean;
+  reasons: string[];
+  /** The outcome of every failToPass and passToPass id. */
+  perTest: Record<string, GradedOutcome>;
+  /** Distinct tests the reports named, plus the ones they counted without naming. */
+  collected: number;
+  expectedCollected: number;
+  counts: Record<TestOutcome, number>;
+}
+
+/**
+ * @example
+ * const v = decideVerdict({ failToPass: task.failToPass, passToPass: task.passToPass, reports });
+ */
+export function decideVerdict(input: { failToPass: readonly string[]; passToPass: readonly string[]; reports: readonly TestReport[]; expectedCollected?: number }): Verdict {
+  const index = new TestOutcomeIndex(input.reports.flatMap((r) => r.tests));
+  const unnamed = input.reports.reduce((n, r) => n + (r.unnamed ?? 0), 0);
+  const collected = index.size + unnamed;
+  const expectedCollected = input.expectedCollected ?? new Set([...input.failToPass, ...input.passToPass]).size;
+  const perTest: Record<string, GradedOutcome> = {};
+  const reasons: string[] = [];
+  if (input.reports.length === 0) reasons.push('no-test-report: the test run wrote no report we could read');
+  if (input.failToPass.length === 0 && input.passToPass.length === 0) reasons.push('no-tests-to-grade: the task names no failToPass or passToPass test');
+  for (const [list, code] of [
+    [input.failToPass, 'fail-to-pass-not-passed'],
+    [input.passToPass, 'pass-to-pass-not-passed'],
+  ] as const) {
+    for (const id of list) {
+      const outcome = index.lookup(id);
+      perTest[id] = outcome;
+      if (outcome !== 'passed') reasons.push(`${code}: ${id} (${outcome})`);
+    }
+  }
+  if (collected < expectedCollected) reasons.push(`collected-tests-dropped: ${collected} collected, ${expectedCollected} expected`);
+  return { passed: reasons.length === 0, reasons, perTest, collected, expectedCollected, counts: index.counts() };
+}
