@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDlqCommands } from './dlq.ts';
+import { registerEvalCommands } from './eval.ts';
 import { registerFeedbackCommands } from './feedback.ts';
 import { registerStartCommand } from './start.ts';
 
@@ -16,5 +17,6 @@ export function buildProgram(): Command {
   registerStartCommand(program);
   registerFeedbackCommands(program);
   registerDlqCommands(program);
+  registerEvalCommands(program);
   return program;
 }

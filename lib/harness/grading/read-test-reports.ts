@@ -29,8 +29,9 @@ export function parseReportFile(file: ReportFile, workdir?: string): { report?: 
       } catch {
         /* JSON lines, not one object */
       }
-      if (looksLikeGoTestJson(text)) return { report: parseGoTestJson(text, file.name) };
     }
+    // go test -json output may start with non-JSON lines (`FAIL pkg [build failed]`).
+    if (looksLikeGoTestJson(text)) return { report: parseGoTestJson(text, file.name) };
   } catch (error) {
     return { problem: `${file.name}: ${(error as Error).message}` };
   }

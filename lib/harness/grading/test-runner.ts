@@ -10,7 +10,7 @@
  * `go test -json ./... > $FLYWHEEL_REPORT_DIR/go.json` (go test -json and vitest/jest JSON on stdout are read too).
  */
 import { spawn } from 'node:child_process';
-import { glob, lstat, readFile } from 'node:fs/promises';
+import { glob, lstat, readFile, realpath } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ReportFile } from './read-test-reports.ts';
 
@@ -80,8 +80,9 @@ export function gradingEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
 
 const MAX_REPORT_BYTES = 64 * 1024 * 1024;
 
-/** Reads the regular files under `dir` that match the globs (symlinks are not followed). */
+/** Reads the regular files under `dir` that match the globs (no symlink, nothing whose real path leaves `dir`). */
 export async function collectReportFiles(dir: string, globs: string[]): Promise<ReportFile[]> {
+  const root = await realpath(dir);
   const seen = new Set<string>();
   const files: ReportFile[] = [];
   for (const pattern of globs) {
@@ -91,6 +92,8 @@ export async function collectReportFiles(dir: string, globs: string[]): Promise<
       seen.add(name);
       const st = await lstat(join(dir, name)).catch(() => undefined);
       if (!st?.isFile() || st.size > MAX_REPORT_BYTES) continue;
+      const real = await realpath(join(dir, name)).catch(() => '');
+      if (!real.startsWith(`${root}/`)) continue;
       files.push({ name, content: await readFile(join(dir, name), 'utf8') });
     }
   }

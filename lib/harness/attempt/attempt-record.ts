@@ -1,0 +1,100 @@
+import type { RecordItem, RecordsPort } from '../../ports/records.ts';
+import type { HarnessMode, SandboxObservation } from '../sandbox/sandbox.ts';
+import type { StopReason } from '../trajectory/trajectory-schema.ts';
+
+/**
+ * The record one attempt of an eval leaves in the records port: `pk EVAL#<runId>`, `sk ATTEMPT#<taskId>#<mode>#<n>`.
+ * Large bodies (trajectory, diff) live in blobs; the record holds their keys. Every try of the attempt is kept in
+ * `history`, so an infrastructure error is never silently dropped, and it is never scored as the model failing.
+ */
+export type AttemptStatus = 'passed' | 'failed' | 'infrastructure-error' | 'ungraded';
+
+/** Statuses that end an attempt for good: a resumed run skips them. An infrastructure error is tried again. */
+export const FINISHED_STATUSES: readonly AttemptStatus[] = ['passed', 'failed', 'ungraded'];
+
+/** Where a try broke when it broke for reasons that are not the model's. */
+export type InfrastructurePhase = 'sandbox' | 'setup-failed' | 'agent' | 'grading' | 'storage';
+
+export interface AttemptUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+/** One try of an attempt (an attempt is tried again after an infrastructure error). */
+export interface AttemptTry {
+  try: number;
+  startedAt: string;
+  durationMs: number;
+  outcome: 'completed' | 'infrastructure-error';
+  stopReason?: StopReason;
+  usage: AttemptUsage;
+  trajectoryKey?: string;
+  infrastructureError?: { phase: InfrastructurePhase; error: string; message: string };
+}
+
+/** What a grader says about an attempt's diff; extra fields (per-test outcomes, log keys) are kept as given. */
+export interface AttemptGrade {
+  passed: boolean;
+  reasons?: string[];
+  [detail: string]: unknown;
+}
+
+export interface AttemptRecord extends RecordItem {
+  kind: 'eval-attempt';
+  runId: string;
+  attemptId: string;
+  taskId: string;
+  suite: string;
+  mode: HarnessMode;
+  /** 0-based attempt number within (task, mode). */
+  n: number;
+  status: AttemptStatus;
+  stopReason?: StopReason;
+  /** Usage of the try that counted (the last one). */
+  usage: AttemptUsage;
+  /** Usage summed over every try, infrastructure errors included: what the endpoint was billed. */
+  usageAllTries: AttemptUsage;
+  turns: number;
+  durationMs: number;
+  trajectoryKey?: string;
+  diffKey?: string;
+  grade?: AttemptGrade;
+  /** What the sandbox blocked or saw during the try that counted (integrity evidence). */
+  observations?: SandboxObservation[];
+  model: string;
+  tries: number;
+  history: AttemptTry[];
+  startedAt: string;
+  finishedAt: string;
+}
+
+export function evalPartition(runId: string): string {
+  return `EVAL#${runId}`;
+}
+
+export function attemptSortKey(taskId: string, mode: HarnessMode, n: number): string {
+  return `ATTEMPT#${taskId}#${mode}#${n}`;
+}
+
+/** A stable, path-safe attempt id (it names blobs): `<runId>.<taskId with / as __>.<mode>.<n>`. */
+export function evalAttemptId(runId: string, taskId: string, mode: HarnessMode, n: number): string {
+  return `${runId}.${taskId.replaceAll('/', '__')}.${mode}.${n}`;
+}
+
+/** The stored record of one attempt, if any. */
+export async function getAttemptRecord(records: RecordsPort, runId: string, taskId: string, mode: HarnessMode, n: number): Promise<AttemptRecord | undefined> {
+  return (await records.get(evalPartition(runId), attemptSortKey(taskId, mode, n))) as AttemptRecord | undefined;
+}
+
+/** Every attempt record of a run (all pages). */
+export async function listAttemptRecords(records: RecordsPort, runId: string): Promise<AttemptRecord[]> {
+  const out: AttemptRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await records.query({ partition: evalPartition(runId), sort: { beginsWith: 'ATTEMPT#' }, limit: 1000, ...(cursor ? { cursor } : {}) });
+    out.push(...(page.items as AttemptRecord[]));
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}

@@ -1,0 +1,217 @@
+/**
+ * Grades one attempt so that the score means the task was solved:
+ * 1. a pristine copy of the base commit (never the agent's workspace) gets the agent's diff (`git apply`; a diff that
+ *    does not apply fails with `patch-does-not-apply`);
+ * 2. test files and runner configs the diff touched go back to the task's version, the test patch is applied;
+ * 3. the test command runs there through `runTests` (default: a local child process; `sandboxTestRunner` for
+ *    isolation), with pytest asked for a JUnit report;
+ * 4. outcomes come from the reports, never the exit code: every failToPass and passToPass id must be reported
+ *    passed, a missing id is a failure, and fewer collected tests than expected fails the attempt;
+ * 5. the test log is stored as a blob, and integrity flags are computed from the diff (and trajectory, if given).
+ *
+ * Infrastructure problems throw instead of grading: `Flywheel.GradingSetupError` (missing base commit, a test patch
+ * that does not apply) and whatever the runner throws (a sandbox that will not start). Callers record those apart
+ * and never score them as the model failing.
+ */
+import type { BlobsPort } from '../../ports/blobs.ts';
+import type { Task } from '../task/task-schema.ts';
+import type { Trajectory } from '../trajectory/trajectory-schema.ts';
+import { detectIntegrityFlags } from '../integrity/detect-integrity-flags.ts';
+import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
+import type { IntegrityFlag } from '../integrity/integrity-flag.ts';
+import { decideVerdict } from './decide-verdict.ts';
+import { prepareGradingTree, reportDirName } from './prepare-grading-tree.ts';
+import { readTestReports } from './read-test-reports.ts';
+import { GRADE_RESULT_VERSION, type GradeResult } from './schemas.ts';
+import { gradingPrelude, runTestsLocally, type TestRunner, type TestRunOutput } from './test-runner.ts';
+import { glob, lstat, readFile, realpath, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface GradeAttemptInput {
+  task: Task;
+  /** The task's repository (git checkout or bare repo; plain files when the task has no commit). */
+  sourceDir: string;
+  /** Commit the attempt started from; defaults to the task's (`repo.commit` / `repo.baseCommit`), else HEAD. */
+  baseCommit?: string;
+  /** The agent's changes against the base commit (`SandboxSession.diff()`). */
+  diff: string;
+  attemptId: string;
+  /** Runs the test command; default `runTestsLocally`. */
+  runTests?: TestRunner;
+  /** Where the test log goes (`grading/<attemptId>/test.log`). */
+  blobs?: BlobsPort;
+  /** Wall clock for the test command; default the task's `limits.commandSeconds`. */
+  timeoutMs?: number;
+  /** Bytes of test output kept; default 32 MiB. */
+  outputBytes?: number;
+  /** Baseline number of tests the command collects; default `task.metadata.expectedTestCount`, else the count of the task's ids. */
+  expectedCollected?: number;
+  /** Test files the task ships outside the repository (path → content), written over the tree. */
+  testFileContents?: Record<string, string | Uint8Array>;
+  /** Extra report globs relative to the repository (e.g. `target/surefire-reports/*.xml`); default `task.metadata.reportGlobs`. */
+  reportGlobs?: string[];
+  /** The attempt's trajectory, for flags from its tool calls. */
+  trajectory?: Pick<Trajectory, 'steps'>;
+}
+
+function defaultBaseCommit(task: Task): string | undefined {
+  if (task.repo.kind === 'git') return task.repo.commit;
+  if (task.repo.kind === 'blob') return task.repo.baseCommit;
+  return undefined;
+}
+
+function metadataNumber(task: Task, key: string): number | undefined {
+  const v = task.metadata[key];
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+function metadataStrings(task: Task, key: string): string[] {
+  const v = task.metadata[key];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+const MAX_LITERAL_SOURCE_BYTES = 1024 * 1024;
+
+async function readTestTexts(dir: string, paths: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const p of paths) {
+    const st = await lstat(join(dir, p)).catch(() => undefined);
+    if (!st?.isFile() || st.size > MAX_LITERAL_SOURCE_BYTES) continue;
+    const text = await readFile(join(dir, p), 'utf8');
+    if (!text.includes('\0')) out[p] = text;
+  }
+  return out;
+}
+
+function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; applyMode: string; reverted: GradeResult['reverted']; detail?: string; run?: TestRunOutput; reasons: string[] }): string {
+  const lines = [
+    `# flywheel grading log`,
+    `attempt: ${parts.attemptId}`,
+    `task: ${parts.task.id}`,
+    `base: ${parts.baseCommit ?? '(plain files)'}`,
+    `apply: ${parts.applyMode}`,
+    ...parts.reverted.map((r) => `reverted: ${r.path} (${r.kind}, ${r.action})`),
+    `command: ${parts.task.testCommand}`,
+  ];
+  if (parts.detail) lines.push(`detail: ${parts.detail}`);
+  if (parts.run) {
+    lines.push(`exit: ${parts.run.exitCode ?? 'none'}${parts.run.signal ? ` (signal ${parts.run.signal})` : ''}; timed out: ${parts.run.timedOut}; ${parts.run.durationMs} ms${parts.run.truncated ? '; output truncated' : ''}`);
+  }
+  lines.push(`verdict: ${parts.reasons.length === 0 ? 'passed' : 'failed'}`, ...parts.reasons.map((r) => `reason: ${r}`));
+  if (parts.run) lines.push('--- stdout ---', parts.run.stdout, '--- stderr ---', parts.run.stderr);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * @example
+ * const result = await gradeAttempt({ task, sourceDir: repoDir, diff: await session.diff(), attemptId, blobs });
+ * if (!result.passed) console.log(result.reasons); // ['fail-to-pass-not-passed: tests/test_calc.py::test_add (failed)']
+ */
+export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResult> {
+  const t0 = Date.now();
+  const { task } = input;
+  const baseCommit = input.baseCommit ?? defaultBaseCommit(task);
+  const prepared = await prepareGradingTree({
+    sourceDir: input.sourceDir,
+    ...(baseCommit !== undefined ? { baseCommit } : {}),
+    diff: input.diff,
+    testFiles: task.testFiles,
+    ...(task.testPatch !== undefined ? { testPatch: task.testPatch } : {}),
+    ...(input.testFileContents ? { testFileContents: input.testFileContents } : {}),
+  });
+  const tree = prepared.tree;
+  const logKey = `grading/${input.attemptId}/test.log`;
+  const storeLog = async (text: string) => {
+    if (!input.blobs) return undefined;
+    await input.blobs.put(logKey, text, { contentType: 'text/plain; charset=utf-8' });
+    return logKey;
+  };
+  const expectedCollected = input.expectedCollected ?? metadataNumber(task, 'expectedTestCount');
+  try {
+    const taskTestFiles = [...new Set([...task.testFiles, ...tree.taskTestPaths])];
+    const testTexts = prepared.ok ? await readTestTexts(tree.dir, tree.taskTestPaths) : {};
+    const integrity: IntegrityFlag[] = [
+      ...detectIntegrityFlags({ diff: input.diff, taskTestFiles, testFileContents: testTexts }),
+      ...(input.trajectory ? detectTrajectoryFlags(input.trajectory, { taskTestFiles }) : []),
+    ];
+    const common = {
+      version: GRADE_RESULT_VERSION,
+      attemptId: input.attemptId,
+      taskId: task.id,
+      ...(tree.baseCommit !== undefined ? { baseCommit: tree.baseCommit } : {}),
+      reverted: tree.reverted,
+      integrity,
+    };
+
+    if (!prepared.ok) {
+      const reasons = [`patch-does-not-apply: ${prepared.detail.split('\n')[0]}`];
+      const perTest = Object.fromEntries([...task.failToPass, ...task.passToPass].map((id) => [id, 'missing' as const]));
+      const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: 'failed', reverted: [], detail: prepared.detail, reasons }));
+      return {
+        ...common,
+        passed: false,
+        reasons,
+        perTest,
+        collected: 0,
+        expectedCollected: expectedCollected ?? Object.keys(perTest).length,
+        counts: { passed: 0, failed: 0, skipped: 0, error: 0 },
+        ...(key ? { logKey: key } : {}),
+        applyMode: 'failed',
+        reportFormats: [],
+        reportProblems: [],
+        exitCode: null,
+        timedOut: false,
+        durationMs: Date.now() - t0,
+      };
+    }
+
+    const reportDir = reportDirName();
+    const taskGlobs = input.reportGlobs ?? metadataStrings(task, 'reportGlobs');
+    // A report file the diff left in the tree must not be read as this run's.
+    const treeReal = await realpath(tree.dir);
+    for (const pattern of taskGlobs) {
+      for await (const stale of glob(pattern, { cwd: tree.dir })) {
+        // Never through a symlink the diff planted: only paths whose parent really is inside the tree.
+        const parent = await realpath(join(tree.dir, stale, '..')).catch(() => '');
+        if (parent === treeReal || parent.startsWith(`${treeReal}/`)) await rm(join(tree.dir, stale), { force: true, recursive: true });
+      }
+    }
+    const run = await (input.runTests ?? runTestsLocally)({
+      dir: tree.dir,
+      command: task.testCommand,
+      script: `${gradingPrelude(reportDir)}\n${task.testCommand}`,
+      reportDir,
+      reportGlobs: [`${reportDir}/*`, ...taskGlobs],
+      timeoutMs: input.timeoutMs ?? task.limits.commandSeconds * 1000,
+      outputBytes: input.outputBytes ?? 32 * 1024 * 1024,
+    });
+    const { reports, problems } = readTestReports({ files: run.reports, stdout: run.stdout, workdir: run.workdir });
+    const verdict = decideVerdict({
+      failToPass: task.failToPass,
+      passToPass: task.passToPass,
+      reports,
+      ...(expectedCollected !== undefined ? { expectedCollected } : {}),
+    });
+    const reasons = [...verdict.reasons];
+    if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
+    const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, run, reasons }));
+    return {
+      ...common,
+      passed: reasons.length === 0,
+      reasons,
+      perTest: verdict.perTest,
+      collected: verdict.collected,
+      expectedCollected: verdict.expectedCollected,
+      counts: verdict.counts,
+      ...(key ? { logKey: key } : {}),
+      applyMode: tree.applyMode,
+      reportFormats: [...new Set(reports.map((r) => r.format))],
+      reportProblems: problems,
+      exitCode: run.exitCode,
+      timedOut: run.timedOut,
+      durationMs: Date.now() - t0,
+    };
+  } finally {
+    await tree.cleanup();
+  }
+}

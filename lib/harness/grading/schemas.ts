@@ -1,0 +1,38 @@
+/**
+ * The grading result as stored on an attempt record (version 1). Large things (the test log) are blobs; the
+ * record keeps their keys.
+ */
+import { z } from 'zod';
+import { IntegrityFlagSchema } from '../integrity/integrity-flag.ts';
+
+export const GRADE_RESULT_VERSION = 1 as const;
+
+export const GradedOutcomeSchema = z.enum(['passed', 'failed', 'skipped', 'error', 'missing']);
+
+export const GradeResultSchema = z.object({
+  version: z.literal(GRADE_RESULT_VERSION),
+  attemptId: z.string(),
+  taskId: z.string(),
+  passed: z.boolean(),
+  /** Why it failed: `code` or `code: detail` (codes in `REASON_CODES`); empty when passed. */
+  reasons: z.array(z.string()),
+  /** Outcome of every failToPass and passToPass id, keyed by the task's id. */
+  perTest: z.record(z.string(), GradedOutcomeSchema),
+  collected: z.number().int(),
+  expectedCollected: z.number().int(),
+  counts: z.object({ passed: z.number().int(), failed: z.number().int(), skipped: z.number().int(), error: z.number().int() }),
+  /** Blob key of the test log (`grading/<attemptId>/test.log`), when blobs were given. */
+  logKey: z.string().optional(),
+  baseCommit: z.string().optional(),
+  applyMode: z.enum(['empty', 'exact', 'whitespace-tolerant', 'failed']),
+  /** Files the diff touched that grading put back (test files, runner configs). */
+  reverted: z.array(z.object({ path: z.string(), kind: z.enum(['task-test-file', 'test-file', 'runner-config']), action: z.enum(['restored', 'removed']) })),
+  reportFormats: z.array(z.string()),
+  /** Report files that could not be read. */
+  reportProblems: z.array(z.string()),
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+  durationMs: z.number(),
+  integrity: z.array(IntegrityFlagSchema),
+});
+export type GradeResult = z.infer<typeof GradeResultSchema>;
