@@ -5,29 +5,13 @@
  * The tests run with the system python3 (sandboxes cover /root, where a pyenv python with pytest would live), through
  * a shell runner that writes a JUnit report into `$FLYWHEEL_REPORT_DIR`, as the grader asks of non-pytest runners.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskInput } from '../../../lib/harness/task/task-schema.ts';
 import { reply, type RecordedRequest, type ScriptStep } from '../../support/scripted-model-server.ts';
+import { gitSync } from '../../support/git-fixture.ts';
 
-function g(dir: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.com',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.com',
-    },
-  })
-    .toString()
-    .trim();
-}
+const g = gitSync;
 
 export const BUG_LINE = 'return a - b  # bug';
 

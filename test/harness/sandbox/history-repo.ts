@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gitSync } from '../../support/git-fixture.ts';
 
 export const ANSWER = 'THE_ANSWER_IS_FORTY_TWO_7f3a';
 export const DANGLING = 'DANGLING_SECRET_91c2';
@@ -18,22 +19,7 @@ export interface HistoryRepo {
   tag: string;
 }
 
-function g(dir: string, args: string[], input?: string): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    input,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.com',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.com',
-    },
-  }).toString().trim();
-}
+const g = gitSync;
 
 export function makeHistoryRepo(dir: string): HistoryRepo {
   mkdirSync(join(dir, 'src'), { recursive: true });
