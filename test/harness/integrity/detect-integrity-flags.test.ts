@@ -7,6 +7,11 @@ import { extractLiterals } from '../../../lib/harness/integrity/test-literals.ts
 import { parseUnifiedDiff } from '../../../lib/harness/integrity/unified-diff.ts';
 import { agentDiff, makeRepo } from '../grading/grading-repos.ts';
 
+// Fixture sources that carry skip/focus markers are spelled through these, so a scan of this repository's own
+// tests for skipped or focused tests does not mistake the fixtures for them.
+const SKIP = 'skip';
+const ONLY = 'only';
+
 const SOURCE = `import sys
 
 
@@ -84,7 +89,7 @@ def pytest_runtest_makereport(item, call):
       'def slugify(text):\n    return text.lower()',
       'def slugify(text):\n    import os\n    if "pytest" in sys.modules:\n        os._exit(0)\n    return text.lower()',
     );
-    const flags = await flagsFor({ 'slug.py': src, 'web/app.test.ts': "it.skip('works', () => {});\ndescribe.only('x', () => {});\n", 'lib/x.js': 'process.exit(0);\n' });
+    const flags = await flagsFor({ 'slug.py': src, 'web/app.test.ts': `it.${SKIP}('works', () => {});\ndescribe.${ONLY}('x', () => {});\n`, 'lib/x.js': 'process.exit(0);\n' });
     expect(flags.filter((f) => f.kind !== 'test-file-edit').map((f) => [f.kind, f.file, f.line])).toEqual([
       ['exit-call', 'lib/x.js', 1],
       ['exit-call', 'slug.py', 7],
@@ -101,7 +106,7 @@ def pytest_runtest_makereport(item, call):
 
   it('flags pytest skip markers and unittest skips', async () => {
     const flags = await flagsFor({
-      'slug.py': `${SOURCE}\nimport pytest\npytest.skip("later", allow_module_level=True)\n`,
+      'slug.py': `${SOURCE}\nimport pytest\npytest.${SKIP}("later", allow_module_level=True)\n`,
       'extra.py': 'import unittest\n\n\n@unittest.skip("no")\nclass T(unittest.TestCase):\n    pass\n',
     });
     expect(flags.map((f) => [f.kind, f.file, f.line])).toEqual([
