@@ -1,0 +1,38 @@
+/**
+ * Workflows port: start and describe executions of a state machine, named by the definition it runs.
+ *
+ * Drivers: AWS Step Functions (`lib/drivers/aws/step-functions-workflows.ts`) and a local driver
+ * (`lib/drivers/local/local-workflows.ts`) that runs the very definition the CDK app synthesizes with the npm package
+ * `aws-local-stepfunctions`, one local handler per Task state. Both pass `test/contract/workflows.contract.ts`.
+ *
+ * Execution names are idempotency keys: starting a name that already ran with the same input returns that execution
+ * (Step Functions does the same for Standard workflows), so a re-run of the same sweep id resumes instead of
+ * double-counting.
+ *
+ * @example
+ * const { executionId } = await workflows.start('sweep', { name: 'sweep-2026-12-02', input: { sweepKey } });
+ * const execution = await workflows.describe(executionId); // execution.status: 'RUNNING' | 'SUCCEEDED' | …
+ */
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+
+export interface ExecutionDescription {
+  executionId: string;
+  workflow: string;
+  name: string;
+  status: ExecutionStatus;
+  input: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  stoppedAt?: number;
+}
+
+export interface WorkflowsPort {
+  /** Starts `workflow` (a definition the deployment knows, e.g. `sweep`) with a small JSON input (keys, not bodies). */
+  start(workflow: string, options: { name: string; input: unknown }): Promise<{ executionId: string }>;
+  /** Throws `Flywheel.ExecutionNotFound` for an unknown id. */
+  describe(executionId: string): Promise<ExecutionDescription>;
+}
