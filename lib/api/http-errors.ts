@@ -72,4 +72,6 @@ export const ERROR_STATUS: Readonly<Record<string, number>> = {
   'Flywheel.UnsupportedMediaType': 415,
   'Flywheel.Throttled': 429,
   'Flywheel.TransientError': 503,
+  'Flywheel.ConflictError': 409,
+  'Flywheel.ModelNotConfigured': 503,
 };

@@ -12,6 +12,8 @@ import {
   ReportAccepted,
   ReportInput,
 } from '../feedback/schemas.ts';
+import { REGISTRY_OPERATIONS } from '../registry/http/operations.ts';
+import { SWEEP_OPERATIONS } from '../sweeps/http/operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -71,6 +73,8 @@ export const OPERATIONS: Record<string, Operation> = {
     request: { query: ListFeedbackQuery },
     responses: { 200: json(FeedbackPage, 'A page; pass `cursor` for the next.'), ...COMMON_ERRORS },
   },
+  ...REGISTRY_OPERATIONS,
+  ...SWEEP_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

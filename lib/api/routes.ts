@@ -3,6 +3,12 @@ import { makeListFeedbackHandler } from '../feedback/http/list-feedback.ts';
 import { makePostFeedbackHandler } from '../feedback/http/post-feedback.ts';
 import { makePostReportHandler } from '../feedback/http/post-report.ts';
 import { makeGetOpenApiHandler } from './http/get-openapi.ts';
+import { makeListCheckpointsHandler } from '../registry/http/list-checkpoints.ts';
+import { makeListResultsHandler } from '../registry/http/list-results.ts';
+import { makeListSuitesHandler } from '../registry/http/list-suites.ts';
+import { makePostCheckpointHandler } from '../registry/http/post-checkpoint.ts';
+import { makeGetSweepHandler } from '../sweeps/http/get-sweep.ts';
+import { makePostSweepHandler } from '../sweeps/http/post-sweep.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -15,6 +21,12 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/feedback/{eventId}', operationId: 'getFeedback', lambda: 'feedback/query', apiKeyRequired: true, make: makeGetFeedbackHandler },
   { method: 'GET', path: '/v1/feedback', operationId: 'listFeedback', lambda: 'feedback/query', apiKeyRequired: true, make: makeListFeedbackHandler },
   { method: 'GET', path: '/v1/openapi.json', operationId: 'getOpenApi', lambda: 'api/openapi', apiKeyRequired: true, make: () => makeGetOpenApiHandler(routes) },
+  { method: 'POST', path: '/v1/checkpoints', operationId: 'postCheckpoint', lambda: 'registry/api', apiKeyRequired: true, make: makePostCheckpointHandler },
+  { method: 'GET', path: '/v1/checkpoints', operationId: 'listCheckpoints', lambda: 'registry/api', apiKeyRequired: true, make: makeListCheckpointsHandler },
+  { method: 'GET', path: '/v1/suites', operationId: 'listSuites', lambda: 'registry/api', apiKeyRequired: true, make: makeListSuitesHandler },
+  { method: 'GET', path: '/v1/results', operationId: 'listResults', lambda: 'registry/api', apiKeyRequired: true, make: makeListResultsHandler },
+  { method: 'POST', path: '/v1/sweeps', operationId: 'postSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makePostSweepHandler },
+  { method: 'GET', path: '/v1/sweeps/{id}', operationId: 'getSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makeGetSweepHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
+import { compareModes, type CompareModesReport } from '../harness/eval/compare-modes.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
 import { runEval, type EvalProgress, type EvalResults } from '../harness/eval/run-eval.ts';
 import { NamespaceSandboxProvider } from '../harness/sandbox/namespace-sandbox.ts';
@@ -105,14 +106,14 @@ export function registerEvalCommands(program: Command): void {
       if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) throw new Error('--retry-delay-ms must be a number >= 0');
       const runId = flags.runId ?? `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId)) throw new Error(`--run-id: letters, digits, . _ - only (got "${runId}")`);
-      const tasks = await loadSuite(flags.suite);
       const model = adaptiveConcurrency(createModel(flags.model), { initial: concurrency, max: concurrency });
-      const provider = new NamespaceSandboxProvider();
-      await provider.sweep();
       const dataDir = dataDirFrom(flags);
       const ports = openLocalPorts(dataDir);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       try {
+        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs });
+        const provider = new NamespaceSandboxProvider();
+        await provider.sweep();
         log(`eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, concurrency ${concurrency}, model ${model.id}`);
         const results = await runEval({
           runId,
@@ -140,4 +141,131 @@ export function registerEvalCommands(program: Command): void {
         ports.close();
       }
     });
+
+  evalCommand
+    .command('compare-modes')
+    .description('run a suite in strict and lenient mode per model; report each score, the difference with a 95% CI, and the lenient-only passes')
+    .requiredOption('--suite <dir>', 'folder of task JSON files')
+    .requiredOption('--model <spec>', 'openai:<model>@<baseUrl> or bedrock:<modelId>; repeat for several models', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--concurrency <n>', 'attempts at a time', '1')
+    .option('--attempts <k>', 'attempts per task and mode', '1')
+    .option('--run-id <id>', 'run id; an existing one resumes (finished attempts are read back, not run again)')
+    .option('--no-run', 'run nothing: report from the records of an earlier run with this --run-id')
+    .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
+    .option('--max-tries <n>', 'tries per attempt when infrastructure fails', '3')
+    .option('--retry-delay-ms <ms>', 'base backoff between those tries', '2000')
+    .option('--resamples <n>', 'bootstrap resamples for the confidence interval', '10000')
+    .option('--seed <n>', 'bootstrap seed', '20261202')
+    .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
+    .option('--json', 'print the report JSON instead of the table')
+    .action(async (flags: CompareFlags) => {
+      const concurrency = positiveInt(flags.concurrency, '--concurrency');
+      const attempts = positiveInt(flags.attempts, '--attempts');
+      const maxTries = positiveInt(flags.maxTries, '--max-tries');
+      const resamples = positiveInt(flags.resamples, '--resamples');
+      const seed = Number(flags.seed);
+      if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer (got "${flags.seed}")`);
+      const retryDelayMs = Number(flags.retryDelayMs);
+      if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) throw new Error('--retry-delay-ms must be a number >= 0');
+      if (!flags.run && !flags.runId) throw new Error('--no-run reads an earlier run: give its --run-id');
+      const runId = flags.runId ?? `compare-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId)) throw new Error(`--run-id: letters, digits, . _ - only (got "${runId}")`);
+      const models = flags.model.map((spec) => adaptiveConcurrency(createModel(spec), { initial: concurrency, max: concurrency }));
+      const dataDir = dataDirFrom(flags);
+      const ports = openLocalPorts(dataDir);
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      try {
+        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs });
+        const provider = new NamespaceSandboxProvider();
+        if (flags.run) await provider.sweep();
+        log(`eval compare-modes ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s) × 2 modes × ${models.length} model(s)${flags.run ? '' : ' (from records, nothing runs)'}`);
+        const report = await compareModes({
+          runId,
+          tasks,
+          models,
+          attempts,
+          concurrency,
+          provider,
+          ports,
+          run: flags.run,
+          grade: harnessGrader({ provider, blobs: ports.blobs }),
+          retry: { maxTries, baseDelayMs: retryDelayMs, maxDelayMs: Math.max(retryDelayMs, 60_000) },
+          bootstrap: { resamples, seed },
+          ...(flags.checkpoint ? { policy: { checkpoint: flags.checkpoint } } : {}),
+          onProgress: (event) => log(`${event.mode.padEnd(7)} ${progressLine(event)}`),
+        });
+        const dir = join(dataDir, 'evals', runId);
+        await mkdir(dir, { recursive: true });
+        const file = join(dir, 'compare-modes.json');
+        await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+        process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : compareModesTable(report));
+        log(`report: ${file}`);
+        const incomplete = report.models.some((m) => m.strict.counts['infrastructure-error'] + m.lenient.counts['infrastructure-error'] + m.strict.missing + m.lenient.missing > 0);
+        if (incomplete) process.exitCode = 2;
+      } finally {
+        ports.close();
+      }
+    });
+}
+
+interface CompareFlags {
+  suite: string;
+  model: string[];
+  concurrency: string;
+  attempts: string;
+  runId?: string;
+  run: boolean;
+  dataDir?: string;
+  maxTries: string;
+  retryDelayMs: string;
+  resamples: string;
+  seed: string;
+  checkpoint?: string;
+  json?: boolean;
+}
+
+function pp(v: number): string {
+  const x = v * 100;
+  return `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+}
+
+/**
+ * The compare-modes report as text: one row per model (strict and lenient pass@1, the difference in percentage points
+ * with its 95% interval), then per model the tasks that passed only in lenient mode with the evidence recorded.
+ */
+export function compareModesTable(report: CompareModesReport): string {
+  const rows = report.models.map((m) => {
+    const d = m.difference;
+    return [
+      m.model,
+      pct(m.strict.passAt1),
+      pct(m.lenient.passAt1),
+      d.estimate === null ? '-' : `${pp(d.estimate)} pp`,
+      d.ci95 ? `[${pp(d.ci95[0])}, ${pp(d.ci95[1])}]` : '-',
+      String(d.pairedTasks),
+      d.signTest.pValue === null ? '-' : d.signTest.pValue.toPrecision(2),
+      String(m.lenientOnly.length),
+    ];
+  });
+  const lines = [
+    table(['model', 'strict pass@1', 'lenient pass@1', 'lenient − strict', '95% CI', 'paired tasks', 'sign-test p', 'lenient-only'], rows),
+    `${report.tasks} task(s) × ${report.attemptsPerTask} attempt(s) per mode · CI: paired bootstrap over tasks, ${report.models[0]?.difference.resamples ?? 0} resamples, seed ${report.models[0]?.difference.seed ?? 0}`,
+  ];
+  for (const m of report.models) {
+    const notScored = (['strict', 'lenient'] as const)
+      .map((mode) => ({ mode, n: m[mode].counts['infrastructure-error'] + m[mode].counts.ungraded + m[mode].missing }))
+      .filter((x) => x.n > 0);
+    if (notScored.length > 0) lines.push(`${m.model}: not scored: ${notScored.map((x) => `${x.n} ${x.mode} attempt(s)`).join(', ')} (infrastructure errors, ungraded or missing; resume with --run-id ${report.runId})`);
+    if (m.lenientOnly.length === 0) continue;
+    lines.push('', `passed only in lenient mode — ${m.model}:`);
+    for (const t of m.lenientOnly) {
+      lines.push(`  ${t.taskId}: lenient ${t.lenient.passed}/${t.lenient.scored} passed, strict ${t.strict.passed}/${t.strict.scored}`);
+      for (const [mode, evidence] of [['lenient', t.evidence.lenient], ['strict', t.evidence.strict]] as const) {
+        for (const e of evidence.slice(0, 8)) lines.push(`    ${mode.padEnd(7)} ${e.kind}: ${e.summary}`);
+        if (evidence.length > 8) lines.push(`    ${mode.padEnd(7)} … ${evidence.length - 8} more`);
+        if (evidence.length === 0) lines.push(`    ${mode.padEnd(7)} (nothing recorded)`);
+      }
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }

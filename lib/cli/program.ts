@@ -2,7 +2,10 @@ import { Command } from 'commander';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEvalCommands } from './eval.ts';
 import { registerFeedbackCommands } from './feedback.ts';
+import { registerJobsCommands } from './jobs.ts';
+import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
+import { registerSweepCommands } from './sweep.ts';
 
 /**
  * The `flywheel` CLI: one file per command group under `lib/cli/`; a later issue adds its group here.
@@ -18,5 +21,8 @@ export function buildProgram(): Command {
   registerFeedbackCommands(program);
   registerDlqCommands(program);
   registerEvalCommands(program);
+  registerJobsCommands(program);
+  registerForgeCommands(program);
+  registerSweepCommands(program);
   return program;
 }

@@ -2,6 +2,8 @@
  * Typed per-stage settings, chosen with `-c stage=dev|prod` (CDK) or `--stage` (CLI). The local runtime uses `local`.
  * Every number that differs between stages lives here, so a change of policy is one reviewed diff.
  */
+import type { ComputeCategory, ComputePool } from '../ports/jobs.ts';
+
 export type StageName = 'local' | 'dev' | 'prod';
 
 export interface ApiThrottle {
@@ -11,6 +13,39 @@ export interface ApiThrottle {
   burstLimit: number;
   /** Requests per key per day; 0 means no quota. */
   dailyQuota: number;
+}
+
+/**
+ * Fair-share weights of the five compute categories, as *shares of capacity*: a category with weight 4 gets twice the
+ * capacity of one with weight 2 when both have jobs waiting (an idle category's share goes to the others).
+ *
+ * AWS Batch's `weightFactor` runs the other way (lower = more capacity: a share's portion is inversely proportional to
+ * its weight factor), so these numbers are never handed to Batch as they are: `batchWeightFactors`
+ * (`lib/compute/batch-weight-factors.ts`) is the one place that converts them. The local jobs driver uses them
+ * directly (stride scheduling, `lib/compute/stride-scheduler.ts`).
+ */
+export type ComputeShares = Record<ComputeCategory, number>;
+
+/** One hardware pool: a managed compute environment and its fair-share job queue on AWS, a concurrency cap locally. */
+export interface ComputePoolSettings {
+  /** EC2 instance types or families for the managed compute environment (`g6e` = every size of the family). */
+  instanceTypes: string[];
+  /** Upper bound of the compute environment, in vCPUs (caps cost). */
+  maxvCpus: number;
+  /** Jobs (array children count one each) the local jobs driver runs at once in this pool; 0 = no such hardware here. */
+  localMaxConcurrency: number;
+}
+
+/** Sweeps (`lib/sweeps/`): how a sweep is cut into shards and when a suite counts as saturated. */
+export interface SweepSettings {
+  /** Best strict score (0–1) at which a suite is marked saturated (a suite's own `saturationThreshold` wins). */
+  saturationThreshold: number;
+  /** Tasks per shard at most: one shard is one Batch array job. */
+  shardMaxTasks: number;
+  /** Tasks one array child runs (each child may start its own vLLM server, so not 1). */
+  tasksPerChild: number;
+  /** Attempts per task when a sweep request does not say. */
+  attemptsPerTask: number;
 }
 
 export interface StageSettings {
@@ -37,6 +72,22 @@ export interface StageSettings {
     /** Handler errors in 5 minutes that raise the alarm. */
     handlerErrorThreshold: number;
   };
+  /** Fair-share weights (shares of capacity, higher = more) of the five compute categories in every pool's queue. */
+  computeShares: ComputeShares;
+  /** Batch's share decay window: how far back past usage counts against a share (0 = only what runs now). */
+  computeShareDecaySeconds: number;
+  computePools: Record<ComputePool, ComputePoolSettings>;
+  /**
+   * A job RUNNABLE this long (no capacity fits it, e.g. a GPU family without quota) is cancelled by the job queue's
+   * time-limit action and reported; Batch allows 600–86,400 s. Locally: a job of a pool with `localMaxConcurrency` 0.
+   */
+  runnableTimeLimitSeconds: number;
+  sweeps: SweepSettings;
+  /**
+   * The per-stage sweep schedule (EventBridge Scheduler; locally the runtime's timer, off with FLYWHEEL_SCHEDULE=off):
+   * a cron expression in Scheduler's syntax `cron(min hour day-of-month month day-of-week year)` and its time zone.
+   */
+  sweepSchedule: { expression: string; timezone: string; enabled: boolean };
 }
 
 const base: Omit<StageSettings, 'stage'> = {
@@ -49,10 +100,26 @@ const base: Omit<StageSettings, 'stage'> = {
   maxReceiveCount: 5,
   api: { rateLimit: 500, burstLimit: 1000, dailyQuota: 0 },
   alarms: { emails: [], deadLetterDepthThreshold: 1, handlerErrorThreshold: 5 },
+  // Evaluation and training carry the loop; research is best effort; inference (serving experiments) is small.
+  computeShares: { inference: 1, training: 3, 'data-and-reward': 2, evaluation: 3, research: 1 },
+  computeShareDecaySeconds: 3600,
+  computePools: {
+    gpu: { instanceTypes: ['g6', 'g6e'], maxvCpus: 192, localMaxConcurrency: 2 },
+    cpu: { instanceTypes: ['c7i', 'm7i'], maxvCpus: 256, localMaxConcurrency: 4 },
+  },
+  runnableTimeLimitSeconds: 3600,
+  sweeps: { saturationThreshold: 0.9, shardMaxTasks: 50, tasksPerChild: 10, attemptsPerTask: 1 },
+  // Nightly at 02:00 UTC over the active suites and the newest checkpoints.
+  sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
 };
 
 export const STAGES: Record<StageName, StageSettings> = {
-  local: { ...base, stage: 'local', api: { rateLimit: 100_000, burstLimit: 200_000, dailyQuota: 0 } },
+  local: {
+    ...base,
+    stage: 'local',
+    api: { rateLimit: 100_000, burstLimit: 200_000, dailyQuota: 0 },
+    runnableTimeLimitSeconds: 600,
+  },
   dev: { ...base, stage: 'dev' },
   prod: {
     ...base,
@@ -63,6 +130,13 @@ export const STAGES: Record<StageName, StageSettings> = {
     noncurrentVersionDays: 90,
     api: { rateLimit: 2000, burstLimit: 4000, dailyQuota: 0 },
     alarms: { emails: [], deadLetterDepthThreshold: 1, handlerErrorThreshold: 1 },
+    computeShares: { inference: 2, training: 4, 'data-and-reward': 2, evaluation: 3, research: 1 },
+    computeShareDecaySeconds: 14_400,
+    computePools: {
+      gpu: { instanceTypes: ['g6e', 'p5'], maxvCpus: 1536, localMaxConcurrency: 2 },
+      cpu: { instanceTypes: ['c7i', 'm7i'], maxvCpus: 1024, localMaxConcurrency: 4 },
+    },
+    runnableTimeLimitSeconds: 14_400,
   },
 };
 

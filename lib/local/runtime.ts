@@ -6,7 +6,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Worker } from 'node:worker_threads';
 import { routes } from '../api/routes.ts';
 import { getStageSettings } from '../config/stages.ts';
+import { localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
+import { startLocalSweeps } from '../sweeps/workflow/local-sweep-runtime.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
@@ -115,8 +117,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const logLevel = process.env.FLYWHEEL_LOG_LEVEL ?? 'INFO';
   const logger = options.logger ?? new Logger({ serviceName: 'flywheel-local', logLevel: logLevel as 'INFO' });
   const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
-  const local = await openLocalPorts(dataDir, { maxReceiveCount });
-  const { close: closePorts, ...ports } = local;
+  // The runtime is the data folder's jobs runner: Batch jobs (the state machines' Batch tasks, `flywheel jobs submit`)
+  // run here as child processes under the five categories (lib/drivers/local/local-jobs.ts).
+  const local = await openLocalPorts(dataDir, { maxReceiveCount, jobs: { definitions: localJobDefinitionsFromEnv() } });
+  const { close: closePorts, ...localPorts } = local;
+  // Sweeps: the sweep state machine's definition run by the local workflows driver, its shards as local jobs, the
+  // stage's schedule (FLYWHEEL_SCHEDULE=off turns it off) and the checkpoint.registered trigger
+  // (lib/sweeps/workflow/local-sweep-runtime.ts). Its workflows port serves `POST /v1/sweeps`.
+  const sweeps = local.jobs ? startLocalSweeps({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
+  const ports = { ...localPorts, ...(sweeps ? { workflows: sweeps.workflows } : {}) };
   const apiKey = ensureLocalApiKey(dataDir);
 
   const consumerSettings: ConsumerSettings = {
@@ -141,6 +150,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       closing ??= (async () => {
         await server.close();
         await consumer.stop();
+        await sweeps?.close();
+        await local.jobs?.close();
         await closePorts();
         rmSync(join(dataDir, RUNTIME_FILE), { force: true });
         logger.info('local runtime stopped');

@@ -46,6 +46,11 @@ export interface JobSubmission {
   retries?: number;
   /** Makes submit idempotent: a second submit with the same token returns the first job. */
   idempotencyToken?: string;
+  /**
+   * Order inside the job's share (higher runs first; Batch `schedulingPriorityOverride`, 0–9999). Fair share between
+   * categories is unaffected.
+   */
+  schedulingPriority?: number;
 }
 
 export interface JobChild {
@@ -71,7 +76,12 @@ export interface JobDescription {
   arraySize?: number;
   /** For array jobs: how many children are in each state. */
   arrayStatusSummary?: Partial<Record<JobStatus, number>>;
+  /** Attempts started so far (of a single job or one child; absent for an array parent). */
+  attempts?: number;
 }
+
+/** The error name `describe`, `children`, `logs` and `cancel` throw for an unknown job id. */
+export const JOB_NOT_FOUND = 'JobNotFound';
 
 export interface JobLogLine {
   /** Epoch milliseconds. */

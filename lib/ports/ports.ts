@@ -1,8 +1,10 @@
 import type { BlobsPort } from './blobs.ts';
 import type { EventsPort } from './events.ts';
+import type { JobsPort } from './jobs.ts';
 import type { MetricsPort } from './metrics.ts';
 import type { QueuePort } from './queue.ts';
 import type { RecordsPort } from './records.ts';
+import type { WorkflowsPort } from './workflows.ts';
 
 /**
  * The ports a handler or job is handed. Built once per process: from AWS drivers in `functions/…`,
@@ -18,6 +20,10 @@ export interface Ports {
   events: EventsPort;
   /** Optional counters (Powertools Metrics on Lambda); absent means no metrics are emitted. */
   metrics?: MetricsPort;
+  /** Batch jobs under the five compute categories; absent where a process submits none (Lambda handlers). */
+  jobs?: JobsPort;
+  /** State machine executions (`sweep`, …); absent where a process starts none. `POST /v1/sweeps` needs it. */
+  workflows?: WorkflowsPort;
   /** Injected so tests control time. */
   now: () => Date;
 }

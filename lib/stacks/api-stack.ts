@@ -8,19 +8,30 @@ import type { StageSettings } from '../config/stages.ts';
 import { FlywheelFunction, retentionDays } from '../constructs/flywheel-function.ts';
 import { RouteTableApi } from '../constructs/route-table-api.ts';
 import type { DataStack } from './data-stack.ts';
+import { grantSweepExecutions } from '../registry/infra/grant-sweep-executions.ts';
 import { functionEnvironment } from './function-environment.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
  * here fails the synth: new functions get their access reviewed, never a default.
  */
-export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction, data: DataStack) => void>> = {
+export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction, data: DataStack, deps?: { bus: IEventBus; settings: StageSettings }) => void>> = {
   // Validates, then makes the request durable: the queue, and a blob for bodies over the message limit.
   'feedback/ingest': (fn, data) => fn.sendToQueue(data.ingest.queue).writeBlobs(data.blobs),
   // Reads records, and blobs for trajectories stored by reference.
   'feedback/query': (fn, data) => fn.readRecords(data.records).readBlobs(data.blobs),
   // Serves the OpenAPI document generated from the schemas: touches nothing.
   'api/openapi': () => {},
+  // Registers checkpoints (conditional puts), lists checkpoints, suites and results; publishes checkpoint.registered.
+  'registry/api': (fn, data, deps) => {
+    fn.readWriteRecords(data.records);
+    if (deps?.bus) fn.publishEvents(deps.bus);
+  },
+  // Reads sweeps and their results, records the execution a POST started; starts and describes sweep executions.
+  'registry/sweeps-api': (fn, data, deps) => {
+    fn.readWriteRecords(data.records).readBlobs(data.blobs);
+    if (deps?.settings) grantSweepExecutions(fn, deps.settings);
+  },
 };
 
 export interface ApiStackProps extends StackProps {
@@ -53,7 +64,7 @@ export class ApiStack extends Stack {
         const grant = API_FUNCTION_ACCESS[lambda];
         if (!grant) throw new Error(`No access is declared for API function "${lambda}" (API_FUNCTION_ACCESS in lib/stacks/api-stack.ts)`);
         const fn = new FlywheelFunction(this, functionId(lambda), { lambda, settings, environment });
-        grant(fn, data);
+        grant(fn, data, { bus: props.bus, settings });
         fn.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
         return fn;
       },

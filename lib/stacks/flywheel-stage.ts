@@ -4,8 +4,10 @@ import type { Construct } from 'constructs';
 import type { RouteSpec } from '../api/route.ts';
 import { getStageSettings, type StageSettings } from '../config/stages.ts';
 import { ApiStack } from './api-stack.ts';
+import { ComputeStack } from './compute-stack.ts';
 import { DataStack } from './data-stack.ts';
 import { PipelineStack } from './pipeline-stack.ts';
+import { WorkflowsStack } from './workflows-stack.ts';
 
 export interface FlywheelStageProps extends StageProps {
   settings: StageSettings;
@@ -13,13 +15,15 @@ export interface FlywheelStageProps extends StageProps {
 }
 
 /**
- * One deployment of Flywheel: `Flywheel-<stage>` holding the stateful Data stack and the stateless Pipeline and Api
- * stacks (stack names `Flywheel-<stage>-Data`, `-Pipeline`, `-Api`).
+ * One deployment of Flywheel: `Flywheel-<stage>` holding the stateful Data stack and the stateless Pipeline, Api,
+ * Compute and Workflows stacks (stack names `Flywheel-<stage>-Data`, `-Pipeline`, `-Api`, `-Compute`, `-Workflows`).
  */
 export class FlywheelStage extends Stage {
   readonly data: DataStack;
   readonly pipeline: PipelineStack;
   readonly api: ApiStack;
+  readonly compute: ComputeStack;
+  readonly workflows: WorkflowsStack;
 
   constructor(scope: Construct, id: string, props: FlywheelStageProps) {
     super(scope, id, props);
@@ -37,6 +41,21 @@ export class FlywheelStage extends Stage {
       alarmTopic: this.pipeline.alarmTopic,
       routes: props.routes,
       description: `Flywheel ${settings.stage}: feedback API`,
+    });
+    this.compute = new ComputeStack(this, 'Compute', {
+      settings,
+      data: this.data,
+      bus: this.pipeline.bus,
+      alarmTopic: this.pipeline.alarmTopic,
+      description: `Flywheel ${settings.stage}: AWS Batch (network, fair-share GPU and CPU pools, rollout and forge jobs)`,
+    });
+    this.workflows = new WorkflowsStack(this, 'Workflows', {
+      settings,
+      data: this.data,
+      compute: this.compute,
+      bus: this.pipeline.bus,
+      alarmTopic: this.pipeline.alarmTopic,
+      description: `Flywheel ${settings.stage}: eval sweep state machine, its schedule and checkpoint trigger`,
     });
   }
 }

@@ -14,6 +14,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { Ports } from '../../ports/ports.ts';
 import { FsBlobs } from './fs-blobs.ts';
 import { LocalEvents } from './local-events.ts';
+import { LocalJobs, type LocalJobsOptions } from './local-jobs.ts';
 import { openDatabase } from './sqlite-database.ts';
 import { SqliteQueue } from './sqlite-queue.ts';
 import { SqliteRecords } from './sqlite-records.ts';
@@ -22,6 +23,11 @@ export interface LocalPortsOptions {
   /** Receives before an ingest message moves to the DLQ; default 5 (the dev stage's setting). */
   maxReceiveCount?: number;
   now?: () => Date;
+  /**
+   * Adds the local jobs driver (`jobs.sqlite`, `job-logs/` in the same folder). `run: true` (the default) makes this
+   * process the runner that starts jobs; the CLI passes `run: false`. Absent: no jobs port.
+   */
+  jobs?: Omit<LocalJobsOptions, 'dataDir'>;
 }
 
 export interface LocalPorts extends Ports {
@@ -30,6 +36,7 @@ export interface LocalPorts extends Ports {
   ingestQueue: SqliteQueue;
   ingestDeadLetters: SqliteQueue;
   events: LocalEvents;
+  jobs?: LocalJobs;
   /** The folder this bundle was opened on. */
   dataDir: string;
   /** Closes the database files; the bundle is unusable afterwards. */
@@ -53,7 +60,9 @@ export function openLocalPorts(dataDir: string, options: LocalPortsOptions = {})
     deadLetter: ingestDeadLetters,
     maxReceiveCount: options.maxReceiveCount ?? 5,
   });
+  const jobs = options.jobs ? new LocalJobs({ ...options.jobs, dataDir }) : undefined;
   return {
+    ...(jobs ? { jobs } : {}),
     records: new SqliteRecords(recordsDb),
     blobs: new FsBlobs(join(dataDir, 'blobs')),
     ingestQueue,
@@ -62,6 +71,8 @@ export function openLocalPorts(dataDir: string, options: LocalPortsOptions = {})
     now,
     dataDir,
     close: () => {
+      // Running jobs are killed and requeued at once; call `jobs.close()` first to also wait for their exits.
+      if (jobs) void jobs.close();
       for (const db of databases) if (db.isOpen) db.close();
     },
   };

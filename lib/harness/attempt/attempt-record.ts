@@ -1,5 +1,5 @@
 import type { RecordItem, RecordsPort } from '../../ports/records.ts';
-import type { HarnessMode, SandboxObservation } from '../sandbox/sandbox.ts';
+import type { HarnessMode, HistoryReaudit, SandboxObservation } from '../sandbox/sandbox.ts';
 import type { StopReason } from '../trajectory/trajectory-schema.ts';
 
 /**
@@ -62,6 +62,8 @@ export interface AttemptRecord extends RecordItem {
   grade?: AttemptGrade;
   /** What the sandbox blocked or saw during the try that counted (integrity evidence). */
   observations?: SandboxObservation[];
+  /** Strict mode: the workspace re-audited after the agent finished, before it was removed. */
+  historyReaudit?: HistoryReaudit;
   model: string;
   tries: number;
   history: AttemptTry[];

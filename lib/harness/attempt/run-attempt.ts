@@ -3,7 +3,7 @@ import type { ModelsPort } from '../../ports/models.ts';
 import type { RecordsPort } from '../../ports/records.ts';
 import { backoffDelayMs, sleep } from '../../models/retry.ts';
 import { runAgent, type RunAgentResult } from '../agent/run-agent.ts';
-import type { HarnessMode, SandboxObservation, SandboxProvider, SandboxSession } from '../sandbox/sandbox.ts';
+import type { HarnessMode, HistoryReaudit, SandboxObservation, SandboxProvider, SandboxSession } from '../sandbox/sandbox.ts';
 import type { Task } from '../task/task-schema.ts';
 import { storeTrajectory } from '../trajectory/store-trajectory.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
@@ -125,6 +125,7 @@ interface TryResult {
   trajectoryKey: string;
   diff: string;
   observations: SandboxObservation[];
+  historyReaudit?: HistoryReaudit;
 }
 
 export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord> {
@@ -206,6 +207,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
     ...(diffKey ? { diffKey } : {}),
     ...(final?.grade ? { grade: final.grade } : {}),
     ...(final ? { observations: final.result.observations } : {}),
+    ...(final?.result.historyReaudit ? { historyReaudit: final.result.historyReaudit } : {}),
     model: input.model.id,
     tries: history.length,
     history,
@@ -272,12 +274,38 @@ async function runOneTry(
       const reason = agent.stopReason.kind === 'infrastructure-error' ? agent.stopReason : { error: 'Flywheel.InfrastructureError', message: 'agent loop reported an infrastructure error' };
       throw new InfrastructureFailure('agent', reason.error, reason.message);
     }
-    const result = { agent, trajectoryKey, diff: agent.diff ?? '', observations: session.observations().slice(0, MAX_OBSERVATIONS) };
+    // After the agent, before the copy goes: did anything it could reach bring history back? Recorded, not scored.
+    const historyReaudit = await reauditSession(session);
+    const result: TryResult = {
+      agent,
+      trajectoryKey,
+      diff: agent.diff ?? '',
+      observations: session.observations().slice(0, MAX_OBSERVATIONS),
+      ...(historyReaudit ? { historyReaudit } : {}),
+    };
     await closeSession(session);
     return result;
   } catch (error) {
     await session.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/** The session's post-attempt history re-audit; one that cannot run is recorded as not ok, naming why. */
+async function reauditSession(session: SandboxSession): Promise<HistoryReaudit | undefined> {
+  if (!session.reaudit) return undefined;
+  const started = Date.now();
+  try {
+    return await session.reaudit();
+  } catch (error) {
+    return {
+      ok: false,
+      newObjects: 0,
+      recoveredHistory: [],
+      matchingLaterContent: 0,
+      problems: [`re-audit failed: ${(error as Error).message}`],
+      durationMs: Date.now() - started,
+    };
   }
 }
 

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ValidationError } from '../../errors.ts';
 import { loadTask } from '../task/load-task.ts';
+import { prepareTaskSource, type TaskSourceOptions } from '../task/prepare-task-source.ts';
 import type { Task } from '../task/task-schema.ts';
 
 /** A task ready to run here: the task and its repository on this machine. */
@@ -14,8 +15,8 @@ export interface SuiteTask {
 
 /**
  * Where a task's repository lives on this machine. A `local` path, or a `git` URL that is a path (or `file://`),
- * is resolved against the task file's folder; remote git URLs and blob tarballs need fetching first, which
- * `eval run` does not do.
+ * is resolved against the task file's folder; remote git URLs and blob tarballs need fetching first
+ * (`prepareTaskSource`, which `loadSuite` calls when given a cache folder).
  */
 export function localSourceDir(task: Task, taskFile?: string): string {
   const base = taskFile ? dirname(resolve(taskFile)) : process.cwd();
@@ -33,11 +34,13 @@ export function localSourceDir(task: Task, taskFile?: string): string {
 
 /**
  * Loads every `*.json` task file of a suite folder (recursively, in name order), validating each; errors name the file.
+ * Each task's repository is made ready with `prepareTaskSource`: local paths as they are, git URLs cloned and blob
+ * tarballs extracted into `options.cacheDir` (without one, a remote source is an error naming the task and field).
  *
  * @example
- * const tasks = await loadSuite('suites/smoke');
+ * const tasks = await loadSuite('suites/smoke', { cacheDir: '.flywheel/sources', blobs: ports.blobs });
  */
-export async function loadSuite(dir: string): Promise<SuiteTask[]> {
+export async function loadSuite(dir: string, options: Omit<TaskSourceOptions, 'taskFile'> = {}): Promise<SuiteTask[]> {
   const root = resolve(dir);
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const files = entries
@@ -52,7 +55,7 @@ export async function loadSuite(dir: string): Promise<SuiteTask[]> {
     const other = seen.get(task.id);
     if (other) throw new ValidationError(`task id ${task.id} appears twice: ${other} and ${file}`, [{ path: 'id', message: 'duplicate' }]);
     seen.set(task.id, file);
-    tasks.push({ task, sourceDir: localSourceDir(task, file), file });
+    tasks.push({ task, sourceDir: await prepareTaskSource(task, { ...options, taskFile: file }), file });
   }
   return tasks;
 }

@@ -11,17 +11,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { constants as osConstants, tmpdir } from 'node:os';
-import { chmod, mkdir, readdir, readFile, rm, writeFile, truncate } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile, truncate } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlywheelError } from '../../errors.ts';
 import { auditHistory, type HistoryAudit } from '../git/audit-history.ts';
+import { git } from '../git/run-git.ts';
 import { startEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { DEFAULT_INTERPRETERS, detectInterpreterExposure, type Exposure } from './expose-interpreters.ts';
 import { copyLayers, mountOverlay, prepareLayers, unmount, type WorkspaceLayers } from './workspace-layers.ts';
 import { parseGitLog } from './git-observations.ts';
 import type {
   ExecResult,
   HarnessMode,
+  HistoryReaudit,
   SandboxObservation,
   SandboxProvider,
   SandboxSession,
@@ -44,6 +47,16 @@ export interface NamespaceSandboxOptions {
   hide?: string[];
   /** `overlay` (fails if unavailable), `copy`, or `auto` (overlay, else copy). Default `auto`. */
   workspace?: 'overlay' | 'copy' | 'auto';
+  /**
+   * Directories bound read-only inside every sandbox at the same path even when they lie under a hidden path (a
+   * toolchain under /root). Their `bin` subdirectory, when there is one, goes first on PATH.
+   */
+  exposePaths?: string[];
+  /**
+   * Commands whose host installation is exposed when it lies under a hidden path (see `expose-interpreters.ts`):
+   * `true` (default) for python3, python, pytest and node; `false` for none; or a list of command names.
+   */
+  exposeInterpreters?: boolean | string[];
   /** Also run `git fsck --connectivity-only --unreachable` in the strict audit (about 20 ms on 10,000 files). Default true. */
   fsckAudit?: boolean;
 }
@@ -57,10 +70,22 @@ const SETUP = `
 set -e
 mkdir -p "$FW_TMP/.fw-ws"
 mount --bind "$FW_WORKDIR" "$FW_TMP/.fw-ws"
+i=0
+printf '%s\\n' "$FW_EXPOSE" | while IFS= read -r p; do
+  if [ -n "$p" ] && [ -d "$p" ]; then mkdir -p "$FW_TMP/.fw-x/$i"; mount --bind "$p" "$FW_TMP/.fw-x/$i"; fi
+  i=$((i+1))
+done
 mount --rbind "$FW_TMP" /tmp
 printf '%s\\n' "$FW_HIDE" | while IFS= read -r h; do
   if [ -n "$h" ] && [ -d "$h" ]; then mount -t tmpfs -o mode=0755,size=64k fw-hidden "$h"; fi
 done
+i=0
+printf '%s\\n' "$FW_EXPOSE" | while IFS= read -r p; do
+  if [ -n "$p" ] && [ -d "/tmp/.fw-x/$i" ]; then mkdir -p "$p"; mount --move "/tmp/.fw-x/$i" "$p"; rmdir "/tmp/.fw-x/$i" 2>/dev/null || true; fi
+  i=$((i+1))
+done
+rmdir /tmp/.fw-x 2>/dev/null || true
+unset i p
 mkdir -p "$FW_WORKDIR"
 mount --move /tmp/.fw-ws "$FW_WORKDIR"
 rmdir /tmp/.fw-ws 2>/dev/null || true
@@ -101,6 +126,33 @@ export class NamespaceSandboxProvider implements SandboxProvider {
   constructor(options: NamespaceSandboxOptions = {}) {
     this.options = options;
     this.root = resolve(options.root ?? join(tmpdir(), 'flywheel-sandbox'));
+  }
+
+  private exposurePromise: Promise<Exposure> | undefined;
+
+  /**
+   * What every sandbox of this provider binds back read-only (explicit `exposePaths` plus the detected interpreter
+   * prefixes under hidden paths), computed once.
+   */
+  exposure(): Promise<Exposure> {
+    this.exposurePromise ??= (async () => {
+      const hidden = ['/root', ...(this.options.hide ?? [])];
+      const choice = this.options.exposeInterpreters ?? true;
+      const names = choice === true ? [...DEFAULT_INTERPRETERS] : choice === false ? [] : choice;
+      const detected = await detectInterpreterExposure(names, hidden);
+      const paths = [...detected.paths];
+      const binDirs = [...detected.binDirs];
+      for (const p of this.options.exposePaths ?? []) {
+        if (!isAbsolute(p)) throw new SandboxSetupError(`exposePaths: ${p} is not an absolute path`);
+        const dir = resolve(p);
+        if (dir === '/' || dir === this.root || this.root.startsWith(`${dir}/`)) throw new SandboxSetupError(`exposePaths: ${p} would expose the sandbox root`);
+        if (!paths.includes(dir)) paths.push(dir);
+        const bin = join(dir, 'bin');
+        if (!binDirs.includes(bin) && (await stat(bin).then((st) => st.isDirectory(), () => false))) binDirs.push(bin);
+      }
+      return { paths, binDirs };
+    })();
+    return this.exposurePromise;
   }
 
   get attemptsDir(): string {
@@ -182,6 +234,7 @@ export class NamespaceSandboxSession implements SandboxSession {
   private readonly observed: SandboxObservation[] = [];
   private readonly running = new Set<ChildProcess>();
   private closing: Promise<void> | undefined;
+  private exposed: Exposure = { paths: [], binDirs: [] };
   /** Milliseconds spent in each set-up and teardown step (what `bench:harness` reports). */
   readonly timings: { layersMs: number; workspaceMs: number; auditMs: number; networkMs: number; closeMs: number } = {
     layersMs: 0,
@@ -211,6 +264,10 @@ export class NamespaceSandboxSession implements SandboxSession {
       this.timings.networkMs = Date.now() - t0;
     });
     const shim = this.writeShim();
+    const exposure = this.provider.exposure().then((e) => {
+      this.exposed = e;
+    });
+    exposure.catch(() => undefined);
     // Awaited below; until then a failure must not surface as an unhandled rejection.
     network.catch(() => undefined);
     shim.catch(() => undefined);
@@ -238,7 +295,7 @@ export class NamespaceSandboxSession implements SandboxSession {
       if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
     }
     this.timings.auditMs = Date.now() - t2;
-    await Promise.all([network, shim]);
+    await Promise.all([network, shim, exposure]);
   }
 
   private async writeShim(): Promise<void> {
@@ -280,7 +337,7 @@ export class NamespaceSandboxSession implements SandboxSession {
 
   private environment(): Record<string, string> {
     const env: Record<string, string> = {
-      PATH: `/tmp/.flywheel/bin:${dirname(process.execPath)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      PATH: `/tmp/.flywheel/bin:${this.exposed.binDirs.map((d) => `${d}:`).join('')}${dirname(process.execPath)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
       HOME: '/tmp/home',
       TMPDIR: '/tmp',
       LANG: 'C.UTF-8',
@@ -344,6 +401,7 @@ export class NamespaceSandboxSession implements SandboxSession {
         FW_TMP: this.tmpDir,
         FW_WORKDIR: this.workdir,
         FW_HIDE: this.hiddenPaths().join('\n'),
+        FW_EXPOSE: this.exposed.paths.join('\n'),
         FW_CWD: cwd,
         FW_RLIMITS: rlimits.join(' ') || '--core=0',
         FW_COMMAND: command,
@@ -407,7 +465,9 @@ export class NamespaceSandboxSession implements SandboxSession {
   /** Cheap detection of reads outside the workspace: the command names a covered path. */
   private noteOutsideReads(command: string): void {
     // The workspace itself lies under the (covered) sandbox root: its own path is not a read outside.
-    const text = command.replaceAll(this.workdir, '<workspace>');
+    let text = command.replaceAll(this.workdir, '<workspace>');
+    // Exposed toolchains (a python under /root) are readable by design.
+    for (const p of this.exposed.paths) text = text.replaceAll(p, '<exposed>');
     for (const path of this.hiddenPaths()) {
       if (path !== '/' && text.includes(path)) {
         this.observed.push({ kind: 'read.outside-workspace', at: new Date().toISOString(), detail: { path, command } });
@@ -440,6 +500,54 @@ export class NamespaceSandboxSession implements SandboxSession {
 
   observations(): SandboxObservation[] {
     return [...this.observed];
+  }
+
+  /**
+   * Strict mode, after the agent: lists every object the workspace repository can read (inside the sandbox, since the
+   * agent controls its config), keeps those outside the base tree, and asks the trusted source repository which of
+   * them its history holds. A commit or tag of that history means history came back; see `HistoryReaudit`.
+   */
+  async reaudit(): Promise<HistoryReaudit | undefined> {
+    const strict = this.layers?.strict;
+    if (this.mode !== 'strict' || !strict || !this.layers) return undefined;
+    const started = Date.now();
+    const problems: string[] = [];
+    const script = [
+      'export GIT_CONFIG_GLOBAL=/dev/null',
+      `${REAL_GIT} cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' || exit 3`,
+      'for f in objects/info/alternates objects/info/http-alternates; do [ -e ".git/$f" ] && echo "ALT $f"; done; exit 0',
+    ].join('\n');
+    const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
+    if (r.exitCode !== 0) {
+      problems.push(`cannot list the workspace repository's objects: ${(r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`).slice(0, 300)}`);
+    }
+    const fresh = new Map<string, string>();
+    for (const line of r.stdout.split('\n')) {
+      if (line.startsWith('ALT ')) {
+        problems.push(`${line.slice(4)} present: the repository reads objects from elsewhere`);
+        continue;
+      }
+      const [id, type] = line.split(' ');
+      if (!id || !type || id === strict.rootCommit || strict.allowedObjects.has(id)) continue;
+      fresh.set(id, type);
+    }
+    const recoveredHistory: string[] = [];
+    let matchingLaterContent = 0;
+    const sourceGit = join(this.layers.sourceDir, '.git');
+    if (fresh.size > 0 && (await stat(sourceGit).then(() => true, () => false))) {
+      const known = await git(['--git-dir', sourceGit, 'cat-file', '--batch-check=%(objectname) %(objecttype)'], {
+        input: `${[...fresh.keys()].join('\n')}\n`,
+        allowFailure: true,
+      });
+      for (const line of known.stdout.split('\n')) {
+        const [id, type] = line.split(' ');
+        if (!id || !type || type === 'missing') continue;
+        if (type === 'commit' || type === 'tag') recoveredHistory.push(id);
+        else matchingLaterContent++;
+      }
+    }
+    if (recoveredHistory.length > 0) problems.push(`${recoveredHistory.length} commit/tag object(s) of the task's history readable after the attempt`);
+    return { ok: problems.length === 0, newObjects: fresh.size, recoveredHistory, matchingLaterContent, problems, durationMs: Date.now() - started };
   }
 
   close(): Promise<void> {

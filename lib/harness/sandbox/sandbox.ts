@@ -57,6 +57,26 @@ export interface SandboxObservation {
   detail: Record<string, unknown>;
 }
 
+/**
+ * The strict workspace re-audited after the agent finished, before the copy is removed: did anything the agent could
+ * reach bring history back? An object the base tree does not hold is fine when the agent made it (a `git commit`,
+ * a `git add`); a commit or tag object that the task's real history holds is not (the agent could only have it from
+ * the history: its author, date and parents cannot be guessed). Blobs and trees that equal later content are counted
+ * apart (a correct fix can equal the later commit's file byte for byte).
+ */
+export interface HistoryReaudit {
+  ok: boolean;
+  /** Objects the workspace can read that are outside the base tree (agent-made or otherwise). */
+  newObjects: number;
+  /** Commit and tag objects of the source's history that are not the base tree's: history recovered. */
+  recoveredHistory: string[];
+  /** Blobs and trees outside the base tree that the source's history also holds (may be an identical fix). */
+  matchingLaterContent: number;
+  /** What is wrong, in words (also when the workspace repository could not be read). */
+  problems: string[];
+  durationMs: number;
+}
+
 export interface SandboxSession {
   /** Absolute path of the workspace copy (what the agent edits). */
   readonly workdir: string;
@@ -71,6 +91,8 @@ export interface SandboxSession {
   diff(): Promise<string>;
   /** Observations so far (blocked requests, git commands that needed history, …). */
   observations(): SandboxObservation[];
+  /** Strict mode: re-audits the workspace repository after the agent ran (see `HistoryReaudit`). Lenient: undefined. */
+  reaudit?(): Promise<HistoryReaudit | undefined>;
   /** Restores git history byte for byte (strict mode), stops the proxy, removes the copy. Idempotent. */
   close(): Promise<void>;
 }

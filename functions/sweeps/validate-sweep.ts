@@ -1,0 +1,4 @@
+/** Sweep step `validate-sweep` (state machine `sweep`, lib/sweeps/workflow/sweep.asl.ts). */
+import { sweepStepLambda } from './sweep-step-lambda.ts';
+
+export const handler = sweepStepLambda('validate-sweep');

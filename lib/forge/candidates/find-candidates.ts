@@ -1,0 +1,70 @@
+/**
+ * Finds the candidate deletions of a repository: every strategy over every eligible source file, deduplicated,
+ * each with the test files that statically reach it, in a stable order that interleaves strategies (so a cap keeps
+ * a mix); within a strategy, candidates some test reaches come first, then path and position.
+ */
+import { resolve } from 'node:path';
+import type { Candidate, CandidateStrategy, FindCandidatesOptions } from '../candidate.ts';
+import { indexRepository } from '../parse/index-repository.ts';
+import { isConfigPath, isGeneratedText, isTestPath, isVendoredPath, passesFilters } from '../parse/source-files.ts';
+import { classCandidates } from './class-candidates.ts';
+import { fileCandidates } from './file-candidates.ts';
+import { functionBodyCandidates } from './function-body-candidates.ts';
+import { functionGroupCandidates } from './function-group-candidates.ts';
+import { testsReaching } from './find-referencing-tests.ts';
+import { inferReturnTypes } from './infer-return-types.ts';
+import { dedupeCandidates } from './make-candidate.ts';
+
+/** Strategy order: also the interleaving order (same list as `STRATEGIES`; not imported, to keep `candidate.ts` free of cycles). */
+const STRATEGIES: readonly CandidateStrategy[] = ['function-body', 'class', 'function-group', 'file'];
+
+/**
+ * Every candidate deletion in `repoDir` the options allow. Test files, runner configuration, generated files and
+ * vendored folders (node_modules, dist, build, .venv, …) are never candidates; files that do not parse are skipped.
+ *
+ * @example
+ * const candidates = await findCandidates('/src/calc', { include: ['src/'], strategies: ['function-body', 'file'], maxCandidates: 40 });
+ */
+export async function findCandidates(repoDir: string, options: FindCandidatesOptions = {}): Promise<Candidate[]> {
+  const root = resolve(repoDir);
+  const index = options.index ?? (await indexRepository(root));
+  const strategies = new Set<CandidateStrategy>(options.strategies ?? STRATEGIES);
+  const languages = new Set(options.languages ?? ['typescript', 'javascript', 'python', 'any']);
+  const eligible = [...index.languages]
+    .filter(([path, lang]) => languages.has(lang) && !isTestPath(path) && !isConfigPath(path) && !isVendoredPath(path) && passesFilters(path, options.include, options.exclude) && !isGeneratedText(index.texts.get(path) ?? ''))
+    .map(([path]) => path)
+    .sort();
+  // Only files with an un-annotated function need the checker (building a program is the costly part).
+  const tsFiles = eligible.filter((p) => index.languages.get(p) === 'typescript' && (index.outlines.get(p)?.symbols ?? []).some((s) => s.returnTypeAt !== undefined || (s.members ?? []).some((m) => m.returnTypeSlot !== undefined)));
+  const returnTypes = options.inferReturnTypes === false || tsFiles.length === 0 ? undefined : inferReturnTypes(root, tsFiles);
+  const byStrategy = new Map<CandidateStrategy, Candidate[]>(STRATEGIES.map((s) => [s, []]));
+  for (const path of eligible) {
+    const outline = index.outlines.get(path);
+    const run = (strategy: CandidateStrategy, make: () => Candidate[]): void => {
+      if (!strategies.has(strategy)) return;
+      try {
+        byStrategy.get(strategy)!.push(...make());
+      } catch (e) {
+        // One odd file never costs the whole repository its candidates.
+        options.onSkip?.(path, `${strategy}: ${(e as Error).message}`);
+      }
+    };
+    if (outline?.error) options.onSkip?.(path, `not parsed (${outline.error}): file removal only`);
+    else if (outline) {
+      run('function-body', () => functionBodyCandidates(outline, returnTypes));
+      run('class', () => classCandidates(outline, returnTypes));
+      run('function-group', () => functionGroupCandidates(outline, returnTypes));
+    }
+    run('file', () => fileCandidates(index, path));
+  }
+  // Within a strategy, what some test reaches comes first: with a cap, those are the ones that can certify.
+  const lists = STRATEGIES.map((s) => {
+    const withTests = dedupeCandidates(byStrategy.get(s)!).map((c) => ({ ...c, context: { ...c.context, relatedTests: testsReaching(index, c.files) } }));
+    return [...withTests.filter((c) => c.context.relatedTests.length > 0), ...(options.requireTests ? [] : withTests.filter((c) => c.context.relatedTests.length === 0))];
+  });
+  const interleaved: Candidate[] = [];
+  for (let i = 0; lists.some((l) => i < l.length); i++) for (const l of lists) if (i < l.length) interleaved.push(l[i]!);
+  const out = dedupeCandidates(interleaved);
+  if (options.maxCandidates !== undefined) out.length = Math.min(out.length, options.maxCandidates);
+  return out;
+}

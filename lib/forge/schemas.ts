@@ -1,0 +1,144 @@
+/**
+ * The forge's input (a repository, how to set it up and test it, limits) and the shapes it records: the baseline,
+ * one record per candidate (certified, rejected with its reason, skipped, duplicate) and the forged task.
+ */
+import { z } from 'zod';
+import { ValidationError } from '../errors.ts';
+
+/** Runners whose per-test filter the forge knows (to run only the tests that touch the deleted code first). */
+export const RUNNER_KINDS = ['pytest', 'node-test', 'vitest', 'jest', 'go', 'other'] as const;
+export type RunnerKind = (typeof RUNNER_KINDS)[number];
+
+export const ForgeRepoSchema = z.union([
+  z.object({ kind: z.literal('local'), path: z.string().min(1), commit: z.string().optional() }),
+  z.object({ kind: z.literal('git'), url: z.string().min(1), commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'a hex commit id').optional() }),
+]);
+export type ForgeRepo = z.infer<typeof ForgeRepoSchema>;
+
+export const ForgeSpecSchema = z.object({
+  /** A local path (git checkout or plain files) or a git URL with an optional commit. */
+  repo: ForgeRepoSchema,
+  /** The repository's name in task ids (default: the folder or URL's last part). */
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only').optional(),
+  /** Runs once per sandbox before the tests (install dependencies, build). */
+  setupCommand: z.string().min(1).optional(),
+  /** Runs the whole suite and leaves per-test reports (see `lib/harness/grading/test-runner.ts`). */
+  testCommand: z.string().min(1),
+  runner: z
+    .object({
+      kind: z.enum(RUNNER_KINDS).default('other'),
+      /**
+       * The test command for some test files only, `{files}` standing for them (space-separated, shell-quoted); used
+       * for the fast first pass. A default exists for pytest, node-test, vitest and jest.
+       */
+      filterCommand: z.string().includes('{files}').optional(),
+    })
+    .default({ kind: 'other' }),
+  /** Extra report globs relative to the repository, beyond `$FLYWHEEL_REPORT_DIR/*`. */
+  reportGlobs: z.array(z.string().min(1)).default([]),
+  /** Baseline and oracle runs (tests that ever fail across them are flaky). */
+  k: z.number().int().min(1).max(20).default(3),
+  maxTasks: z.number().int().positive().default(10),
+  /** Candidates tried at most (certified or not); default 20 × maxTasks. */
+  maxCandidates: z.number().int().positive().optional(),
+  languages: z.array(z.string().min(1)).optional(),
+  includePaths: z.array(z.string().min(1)).default([]),
+  excludePaths: z.array(z.string().min(1)).default([]),
+  suite: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only').default('forge'),
+  split: z.enum(['train', 'held-out']).default('train'),
+  visibility: z.enum(['public', 'private']).default('private'),
+  /** Also emit a canary task per certified task (tests that contradict the statement). */
+  canaries: z.boolean().default(false),
+  /** Hosts the sandbox may reach (package indexes for the setup command). */
+  networkAllowList: z.array(z.string().min(1)).default([]),
+  /** Skip, without a run, a candidate whose static pre-filter found no test file referencing it. */
+  staticSkip: z.boolean().default(true),
+  /** Candidates certified at once. */
+  concurrency: z.number().int().positive().default(1),
+  /** Wall clock of one suite run, in seconds. */
+  testTimeoutSeconds: z.number().positive().default(600),
+  /** Environment for every sandboxed command (e.g. `PYTHONPATH`). */
+  env: z.record(z.string(), z.string()).default({}),
+});
+export type ForgeSpec = z.infer<typeof ForgeSpecSchema>;
+export type ForgeSpecInput = z.input<typeof ForgeSpecSchema>;
+
+/**
+ * Validates a forge spec; throws `Flywheel.ValidationError` naming every offending field.
+ *
+ * @example
+ * const spec = parseForgeSpec({ repo: { kind: 'local', path: '.' }, testCommand: 'pytest -q' });
+ */
+export function parseForgeSpec(input: unknown): ForgeSpec {
+  const r = ForgeSpecSchema.safeParse(input);
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+  throw new ValidationError(`forge spec is not valid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+}
+
+/** Outcome of one test in one run, keyed by the harness's test id. */
+export const RunOutcomeSchema = z.enum(['passed', 'failed', 'skipped', 'error', 'missing']);
+export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
+
+export const BaselineSchema = z.object({
+  runs: z.number().int(),
+  /** Every test any run reported, with its outcome in each run (missing where a run did not report it). */
+  outcomes: z.record(z.string(), z.array(RunOutcomeSchema)),
+  /** Passed in every run: the tests certification uses. */
+  stable: z.array(z.string()),
+  /** Failed, went missing or changed outcome in some run: excluded from certification. */
+  flaky: z.array(z.string()),
+  /** Skipped in every run (neither stable nor flaky). */
+  skipped: z.array(z.string()),
+  /** Tests the runs collect (the most any run reported). */
+  collected: z.number().int(),
+  durationsMs: z.array(z.number()),
+  logKeys: z.array(z.string()),
+  /** Test-id key → test file, where the reports tell (for filtered runs). */
+  testFiles: z.record(z.string(), z.string()).default({}),
+});
+export type Baseline = z.infer<typeof BaselineSchema>;
+
+/** Why a candidate did not become a task. */
+export const REJECTION_CODES = [
+  'not-exercised',
+  'no-test-fails',
+  'only-flaky-tests-fail',
+  'suite-does-not-run',
+  'collection-crash',
+  'oracle-failed',
+  'do-nothing-passes',
+  'leak-found',
+  'statement-leaks',
+  'duplicate',
+  'max-tasks-reached',
+  'apply-failed',
+  'infrastructure-error',
+] as const;
+export type RejectionCode = (typeof REJECTION_CODES)[number];
+
+export const CandidateStatusSchema = z.enum(['certified', 'rejected', 'skipped', 'duplicate']);
+export type CandidateStatus = z.infer<typeof CandidateStatusSchema>;
+
+/** One record per candidate tried: so a team sees why a repository yields few tasks. */
+export interface CandidateRecordBody {
+  kind: 'forge-candidate';
+  runId: string;
+  candidateId: string;
+  strategy: string;
+  files: string[];
+  symbols: string[];
+  status: CandidateStatus;
+  /** `certified`, or `rejected:<code>` / `skipped:<code>` / `duplicate:<taskId>`. */
+  verdict: string;
+  reason?: RejectionCode;
+  detail?: string;
+  taskId?: string;
+  failToPass?: string[];
+  durationMs: number;
+  logKey?: string;
+  at: string;
+}
+
+export const FORGE_TASK_STATUSES = ['active', 'retired'] as const;
+export type ForgeTaskStatus = (typeof FORGE_TASK_STATUSES)[number];

@@ -1,0 +1,169 @@
+/**
+ * The classifier chain for one stored signal: the local classifier labels first; when it is unsure the LLM judge
+ * labels it (structured output, checked); what neither settles goes to the human review queue with the best guess
+ * so far. Nothing is dropped: a bare rating or outcome is counted with no mode, a judge that keeps answering badly
+ * leaves the signal in review, and a judge endpoint that is down fails the delivery so the queue retries it (and
+ * dead-letters it after the stage's receive count).
+ */
+import { ModelRequestError } from '../models/model-errors.ts';
+import type { ModelsPort } from '../ports/models.ts';
+import type { Ports } from '../ports/ports.ts';
+import type { ClassifierSource } from './current-classifier.ts';
+import { judgeSignal, type JudgeFailure } from './judge-signal.ts';
+import { flattenText, isNegative, type Signal } from './signal.ts';
+import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
+import type { Taxonomy } from './taxonomy/taxonomy.ts';
+import { readLabel, writeLabel, type ModeLabel, type ReviewReason } from './write-label.ts';
+
+/** Judge answers below this confidence are kept but reviewed by a person. */
+export const JUDGE_MIN_CONFIDENCE = 0.6;
+/** Bytes of a trajectory blob read for the judge. */
+const TRAJECTORY_MAX_BYTES = 2 * 1024 * 1024;
+
+export interface ChainDeps {
+  ports: Pick<Ports, 'records' | 'blobs' | 'now' | 'metrics'>;
+  classifier: ClassifierSource;
+  /** The LLM judge; absent: unsure local labels go to review as they are. */
+  judge?: ModelsPort;
+  judgeMinConfidence?: number;
+  judgeMaxAttempts?: number;
+}
+
+export type ChainOutcome = 'local' | 'judge' | 'review' | 'none' | 'already-labelled';
+
+const FAILURE_REASON: Record<JudgeFailure, ReviewReason> = {
+  malformed: 'judge-malformed',
+  'unknown-mode': 'judge-unknown-mode',
+  'evidence-not-found': 'judge-evidence-not-found',
+  'no-answer': 'judge-no-answer',
+};
+
+/**
+ * @example
+ * const outcome = await classifySignal({ ports, classifier: storedClassifier(ports), judge }, signal);
+ * // 'local' | 'judge' | 'review' | 'none' | 'already-labelled'
+ */
+export async function classifySignal(deps: ChainDeps, signal: Signal, taxonomyIn?: Taxonomy): Promise<{ outcome: ChainOutcome; label: ModeLabel }> {
+  const { ports } = deps;
+  const existing = await readLabel(ports, signal.key);
+  if (existing) {
+    // A redelivery: the label stands (a human one above all); rewriting the same rows keeps counts exact.
+    await writeLabel(ports, signal, existing, existing);
+    return { outcome: 'already-labelled', label: existing };
+  }
+  const taxonomy = taxonomyIn ?? (await ensureTaxonomy(ports.records));
+  const labelledAt = ports.now().toISOString();
+  const base = { signalKey: signal.key, model: signal.model, taxonomyVersion: taxonomy.version, labelledAt };
+
+  let label: ModeLabel;
+  let outcome: ChainOutcome;
+  const trajectory = deps.judge && signal.trajectoryKey && isNegative(signal) ? await readTrajectory(deps, signal.trajectoryKey) : undefined;
+
+  if (signal.text === undefined) {
+    if (deps.judge && trajectory !== undefined) {
+      ({ label, outcome } = await judged(deps, taxonomy, signal, trajectory, base, undefined));
+    } else {
+      label = { ...base, modes: [], source: 'none', confidence: 0, unclassifiable: signal.nonText ? 'non-text' : 'no-text' };
+      outcome = 'none';
+    }
+  } else {
+    const classifier = await deps.classifier.get();
+    const c = classifier.classify(signal.text);
+    const local: ModeLabel = {
+      ...base,
+      taxonomyVersion: classifier.taxonomyVersion,
+      modes: c.labels.map((l) => ({ mode: l.mode, probability: l.probability })),
+      source: 'local',
+      confidence: c.confidence,
+      classifierVersion: classifier.modelVersion,
+      ...(c.unclassifiable ? { unclassifiable: c.unclassifiable } : {}),
+    };
+    const unsure = c.escalate || c.unclassifiable === 'no-features';
+    if (!unsure) {
+      label = c.unclassifiable ? { ...local, source: 'none' } : local;
+      outcome = c.unclassifiable ? 'none' : 'local';
+    } else if (!deps.judge) {
+      if (c.unclassifiable) {
+        label = { ...local, source: 'none' };
+        outcome = 'none';
+      } else {
+        label = {
+          ...local,
+          review: { reason: 'local-unsure', detail: `local confidence ${c.confidence.toFixed(2)} < ${classifier.escalationThreshold.toFixed(2)} and no judge model is configured (FLYWHEEL_JUDGE_MODEL)` },
+        };
+        outcome = 'review';
+      }
+    } else {
+      ({ label, outcome } = await judged(deps, taxonomy, signal, trajectory, base, local));
+    }
+  }
+  await writeLabel(ports, signal, label);
+  ports.metrics?.count(`ModesLabel_${outcome}`);
+  return { outcome, label };
+}
+
+async function judged(
+  deps: ChainDeps,
+  taxonomy: Taxonomy,
+  signal: Signal,
+  trajectory: string | undefined,
+  base: Pick<ModeLabel, 'signalKey' | 'model' | 'taxonomyVersion' | 'labelledAt'>,
+  local: ModeLabel | undefined,
+): Promise<{ label: ModeLabel; outcome: ChainOutcome }> {
+  const judge = deps.judge!;
+  const fallback: ModeLabel = local ?? { ...base, modes: [], source: 'none', confidence: 0 };
+  let result;
+  try {
+    result = await judgeSignal(
+      judge,
+      taxonomy,
+      {
+        ...(signal.text !== undefined ? { comment: signal.text } : {}),
+        ...(trajectory !== undefined ? { trajectory } : {}),
+        rating: signal.rating,
+        ...(signal.outcome ? { outcome: signal.outcome } : {}),
+        signalKind: signal.signalKind,
+      },
+      deps.judgeMaxAttempts,
+    );
+  } catch (error) {
+    // A request the endpoint refuses for good will not get better on redelivery: a person looks instead.
+    if (error instanceof ModelRequestError) {
+      return { label: { ...fallback, judgeModel: judge.id, review: { reason: 'judge-error', detail: error.message.slice(0, 500) } }, outcome: 'review' };
+    }
+    throw error;
+  }
+  if (!result.ok) {
+    return {
+      label: { ...fallback, judgeModel: result.model, judgeAttempts: result.attempts, review: { reason: FAILURE_REASON[result.reason], detail: result.message.slice(0, 500) } },
+      outcome: 'review',
+    };
+  }
+  const v = result.verdict;
+  const label: ModeLabel = {
+    ...base,
+    modes: v.modes.map((m) => ({ mode: m.mode, severity: m.severity })),
+    source: 'judge',
+    confidence: v.confidence,
+    judgeModel: result.model,
+    judgeAttempts: result.attempts,
+    ...(local?.classifierVersion ? { classifierVersion: local.classifierVersion } : {}),
+    ...(v.modes.length > 0 ? { evidence: { text: v.evidence, source: v.evidenceSource } } : {}),
+  };
+  const min = deps.judgeMinConfidence ?? JUDGE_MIN_CONFIDENCE;
+  if (v.confidence < min) {
+    return { label: { ...label, review: { reason: 'judge-low-confidence', detail: `judge confidence ${v.confidence.toFixed(2)} < ${min}` } }, outcome: 'review' };
+  }
+  return { label, outcome: 'judge' };
+}
+
+async function readTrajectory(deps: ChainDeps, key: string): Promise<string | undefined> {
+  const bytes = await deps.ports.blobs.get(key);
+  if (!bytes || bytes.byteLength > TRAJECTORY_MAX_BYTES) return undefined;
+  const text = Buffer.from(bytes).toString('utf8');
+  try {
+    return flattenText(JSON.parse(text), 12_000);
+  } catch {
+    return text.slice(0, 12_000);
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Failure-mode counts per checkpoint over a window, with rates per thousand turns and the trend against the window
+ * before it; several checkpoints side by side. Read from the tally rows (one per signal, so redeliveries never
+ * double count); a vote replaced by a newer one under the same feedbackKey counts once, as its newest vote.
+ *
+ * Turns: there is no served-turn metric in the platform yet, so the denominator is the number of distinct turns
+ * (`traceId:turnId`) that produced any signal in the window (ratings, comments, outcomes): "per thousand turns with
+ * feedback". Implicit outcomes (accepted, reverted, retried, corrected) and ratings are counted beside the modes.
+ */
+import { z } from 'zod';
+import { toFieldIssues } from '../api/issues.ts';
+import { ValidationError } from '../errors.ts';
+import type { Ports } from '../ports/ports.ts';
+import type { RecordItem } from '../ports/records.ts';
+import { modeKeys } from './record-keys.ts';
+import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
+
+const DAY_MS = 86_400_000;
+export const MAX_WINDOW_DAYS = 92;
+const MODEL_LIST = /^[A-Za-z0-9._:@+=\/-]+(,[A-Za-z0-9._:@+=\/-]+)*$/;
+
+export const FailureModesQuery = z.strictObject({
+  model: z.string().max(2000).regex(MODEL_LIST, { message: 'one checkpoint id or several separated by commas' }).optional(),
+  compare: z.string().max(2000).regex(MODEL_LIST, { message: 'checkpoint ids separated by commas' }).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const TURNS_BASIS = 'distinct turns (traceId:turnId) with any signal in the window';
+
+export interface ModeCount {
+  mode: string;
+  count: number;
+  perThousandTurns: number;
+  previousCount: number;
+  previousPerThousandTurns: number;
+  trend: 'up' | 'down' | 'flat' | 'new' | 'gone';
+  /** Relative change of the rate against the previous window (null when it was 0). */
+  change: number | null;
+}
+
+export interface WindowTotals {
+  signals: number;
+  turns: number;
+  ratings: { up: number; down: number; none: number };
+  outcomes: { accepted: number; reverted: number; retried: number; corrected: number };
+  reports: number;
+  labelled: Record<string, number>;
+  withoutMode: number;
+}
+
+export interface CheckpointModes {
+  model: string;
+  totals: WindowTotals;
+  previous: WindowTotals;
+  /** Positive ratings per thousand turns: the good news, counted the same way. */
+  upPerThousandTurns: number;
+  modes: ModeCount[];
+}
+
+interface Tally {
+  signalKey: string;
+  receivedAt: string;
+  rating: string;
+  outcome?: string;
+  signalKind: string;
+  turn?: string;
+  feedbackKey?: string;
+  modes: string[];
+  source: string;
+}
+
+async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date, to: Date): Promise<Tally[]> {
+  const out: Tally[] = [];
+  const fromIso = from.toISOString();
+  const toIso = to.toISOString();
+  for (let d = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()); d <= to.getTime(); d += DAY_MS) {
+    const day = new Date(d).toISOString().slice(0, 10);
+    let cursor: string | undefined;
+    do {
+      const page = await ports.records.query({ partition: modeKeys.tallyPartition(model, day), limit: 1000, ...(cursor ? { cursor } : {}) });
+      for (const item of page.items) {
+        const at = String(item.receivedAt);
+        if (at >= fromIso && at <= toIso) out.push(item as unknown as Tally & RecordItem);
+      }
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  // One vote per feedbackKey: the newest.
+  const byVote = new Map<string, Tally>();
+  const rest: Tally[] = [];
+  for (const t of out) {
+    if (!t.feedbackKey) {
+      rest.push(t);
+      continue;
+    }
+    const seen = byVote.get(t.feedbackKey);
+    if (!seen || seen.receivedAt < t.receivedAt || (seen.receivedAt === t.receivedAt && seen.signalKey < t.signalKey)) byVote.set(t.feedbackKey, t);
+  }
+  return [...rest, ...byVote.values()];
+}
+
+function totalsOf(rows: Tally[]): { totals: WindowTotals; byMode: Map<string, number> } {
+  const turns = new Set<string>();
+  const totals: WindowTotals = {
+    signals: rows.length,
+    turns: 0,
+    ratings: { up: 0, down: 0, none: 0 },
+    outcomes: { accepted: 0, reverted: 0, retried: 0, corrected: 0 },
+    reports: 0,
+    labelled: {},
+    withoutMode: 0,
+  };
+  const byMode = new Map<string, number>();
+  for (const r of rows) {
+    if (r.turn) turns.add(r.turn);
+    if (r.rating === 'up' || r.rating === 'down' || r.rating === 'none') totals.ratings[r.rating]++;
+    if (r.outcome && r.outcome in totals.outcomes) totals.outcomes[r.outcome as keyof WindowTotals['outcomes']]++;
+    if (r.signalKind === 'report') totals.reports++;
+    totals.labelled[r.source] = (totals.labelled[r.source] ?? 0) + 1;
+    if (r.modes.length === 0) totals.withoutMode++;
+    for (const m of r.modes) byMode.set(m, (byMode.get(m) ?? 0) + 1);
+  }
+  totals.turns = turns.size;
+  return { totals, byMode };
+}
+
+const perThousand = (n: number, turns: number) => (turns === 0 ? 0 : Math.round((n / turns) * 1000 * 100) / 100);
+
+function trendOf(now: number, before: number): { trend: ModeCount['trend']; change: number | null } {
+  if (before === 0) return { trend: now > 0 ? 'new' : 'flat', change: null };
+  if (now === 0) return { trend: 'gone', change: -1 };
+  const change = Math.round(((now - before) / before) * 1000) / 1000;
+  return { trend: change > 0.1 ? 'up' : change < -0.1 ? 'down' : 'flat', change };
+}
+
+/**
+ * @example
+ * const r = await queryFailureModes(ports, { model: 'ckpt-a,ckpt-b', since: '2026-11-25T00:00:00Z' });
+ * r.checkpoints[0].modes.find((m) => m.mode === 'scope-calibration')?.perThousandTurns;
+ */
+export async function queryFailureModes(ports: Pick<Ports, 'records' | 'now'>, query: unknown) {
+  const q = FailureModesQuery.safeParse(query ?? {});
+  if (!q.success) throw new ValidationError('Invalid query', toFieldIssues(q.error.issues));
+  const until = q.data.until ? new Date(q.data.until) : ports.now();
+  const since = q.data.since ? new Date(q.data.since) : new Date(until.getTime() - 7 * DAY_MS);
+  const span = until.getTime() - since.getTime();
+  const issues = [];
+  if (span <= 0) issues.push({ path: 'since', message: 'must be before until' });
+  if (span > MAX_WINDOW_DAYS * DAY_MS) issues.push({ path: 'since', message: `the window may span at most ${MAX_WINDOW_DAYS} days` });
+  if (issues.length > 0) throw new ValidationError('Invalid query', issues);
+  let models = [...new Set([...(q.data.model?.split(',') ?? []), ...(q.data.compare?.split(',') ?? [])])];
+  if (models.length === 0) {
+    const page = await ports.records.query({ partition: modeKeys.models, limit: 50 });
+    models = page.items.map((i) => String(i.model));
+  }
+  if (models.length > 10) throw new ValidationError('Invalid query', [{ path: 'model', message: 'at most 10 checkpoints at once' }]);
+  const taxonomy = await ensureTaxonomy(ports.records);
+  const prevSince = new Date(since.getTime() - span);
+  const prevUntil = new Date(since.getTime() - 1);
+  const checkpoints: CheckpointModes[] = [];
+  for (const model of models) {
+    const now = totalsOf(await tallies(ports, model, since, until));
+    const before = totalsOf(await tallies(ports, model, prevSince, prevUntil));
+    const ids = [...new Set([...taxonomy.modes.map((m) => m.id), ...now.byMode.keys(), ...before.byMode.keys()])];
+    const modes = ids.map((mode) => {
+      const count = now.byMode.get(mode) ?? 0;
+      const previousCount = before.byMode.get(mode) ?? 0;
+      const rate = perThousand(count, now.totals.turns);
+      const prevRate = perThousand(previousCount, before.totals.turns);
+      return { mode, count, perThousandTurns: rate, previousCount, previousPerThousandTurns: prevRate, ...trendOf(rate, prevRate) };
+    });
+    checkpoints.push({ model, totals: now.totals, previous: before.totals, upPerThousandTurns: perThousand(now.totals.ratings.up, now.totals.turns), modes });
+  }
+  const comparison =
+    checkpoints.length >= 2
+      ? checkpoints[0]!.modes.map((m) => ({
+          mode: m.mode,
+          perThousandTurns: Object.fromEntries(checkpoints.map((c) => [c.model, c.modes.find((x) => x.mode === m.mode)?.perThousandTurns ?? 0])),
+          counts: Object.fromEntries(checkpoints.map((c) => [c.model, c.modes.find((x) => x.mode === m.mode)?.count ?? 0])),
+          /** Rate of the second checkpoint minus the first. */
+          difference: Math.round(((checkpoints[1]!.modes.find((x) => x.mode === m.mode)?.perThousandTurns ?? 0) - m.perThousandTurns) * 100) / 100,
+        }))
+      : undefined;
+  return {
+    window: { since: since.toISOString(), until: until.toISOString() },
+    previousWindow: { since: prevSince.toISOString(), until: prevUntil.toISOString() },
+    taxonomyVersion: taxonomy.version,
+    turnsBasis: TURNS_BASIS,
+    checkpoints,
+    ...(comparison ? { comparison } : {}),
+  };
+}

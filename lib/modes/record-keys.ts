@@ -1,0 +1,57 @@
+/**
+ * The record layout of failure modes, in one place so writers and readers agree. A signal key is
+ * `feedback:<eventId>` or `report:<reportId>` (the two id spaces may overlap).
+ *
+ * | item | pk | sk | gsi1 | gsi2 |
+ * | --- | --- | --- | --- | --- |
+ * | current label of a signal | `MODESIGNAL#<signalKey>` | `LABEL` | | |
+ * | label history | `MODESIGNAL#<signalKey>` | `HISTORY#<at>#<source>` | | |
+ * | tally (one per signal: the counter row) | `MODETALLY#<model>#<day>` | `<signalKey>` | | |
+ * | models seen | `MODEMODELS` | `<model>` | | |
+ * | example of a mode | `MODEEX#<mode>` | `<receivedAt>#<signalKey>` | | |
+ * | review item | `MODEREVIEW#<signalKey>` | `ITEM` | `MODEREVIEWQ#<status>` / `<createdAt>#<signalKey>` | |
+ * | training example (consented, judge or human) | `MODETRAIN#<signalKey>` | `EXAMPLE` | `MODETRAINING` / `<labelledAt>#<signalKey>` | |
+ * | comment embedding | `MODEEMB#<signalKey>` | `VECTOR` | `MODEEMBDAY#<day>` / `<receivedAt>#<signalKey>` | |
+ * | cluster (last clustering) | `MODECLUSTER#<id>` | `CLUSTER` | `MODECLUSTERS` / `<count, 10 digits>#<id>` | |
+ * | eval draft | `MODEDRAFT#<id>` | `DRAFT` | `MODEDRAFTS#<status>` / `<createdAt>#<id>` | |
+ * | case made from a mode | `MODECASES#<mode>` | `<approvedAt>#<taskId>` | | |
+ *
+ * Tallies are one row per signal, so counting is idempotent by construction: a redelivered `feedback.stored`
+ * rewrites the same row instead of adding one.
+ */
+export const modeKeys = {
+  label: (signalKey: string) => ({ pk: `MODESIGNAL#${signalKey}`, sk: 'LABEL' }),
+  labelHistory: (signalKey: string, at: string, source: string) => ({ pk: `MODESIGNAL#${signalKey}`, sk: `HISTORY#${at}#${source}` }),
+  tallyPartition: (model: string, day: string) => `MODETALLY#${model}#${day}`,
+  models: 'MODEMODELS',
+  examplePartition: (mode: string) => `MODEEX#${mode}`,
+  example: (mode: string, receivedAt: string, signalKey: string) => ({ pk: `MODEEX#${mode}`, sk: `${receivedAt}#${signalKey}` }),
+  review: (signalKey: string) => ({ pk: `MODEREVIEW#${signalKey}`, sk: 'ITEM' }),
+  reviewQueue: (status: 'pending' | 'done') => `MODEREVIEWQ#${status}`,
+  training: (signalKey: string) => ({ pk: `MODETRAIN#${signalKey}`, sk: 'EXAMPLE' }),
+  trainingIndex: 'MODETRAINING',
+  embedding: (signalKey: string) => ({ pk: `MODEEMB#${signalKey}`, sk: 'VECTOR' }),
+  embeddingDay: (day: string) => `MODEEMBDAY#${day}`,
+  cluster: (id: string) => ({ pk: `MODECLUSTER#${id}`, sk: 'CLUSTER' }),
+  clusters: 'MODECLUSTERS',
+  draft: (id: string) => ({ pk: `MODEDRAFT#${id}`, sk: 'DRAFT' }),
+  drafts: (status: 'pending' | 'approved') => `MODEDRAFTS#${status}`,
+  modeCase: (mode: string, approvedAt: string, taskId: string) => ({ pk: `MODECASES#${mode}`, sk: `${approvedAt}#${taskId}` }),
+  modeCasesPartition: (mode: string) => `MODECASES#${mode}`,
+} as const;
+
+export const modeBlobKeys = {
+  /** The classifier the chain uses now: `{ modelVersion, key }`. */
+  currentClassifier: 'modes/classifier/current.json',
+  classifier: (modelVersion: string) => `modes/classifier/${modelVersion}.json`,
+} as const;
+
+/** Signal key of a feedback event or a report. */
+export function signalKeyOf(kind: 'feedback' | 'report', id: string): string {
+  return `${kind}:${id}`;
+}
+
+/** Zero-padded for string order = numeric order. */
+export function pad10(n: number): string {
+  return String(Math.max(0, Math.floor(n))).padStart(10, '0');
+}

@@ -1,0 +1,130 @@
+/**
+ * A stored signal as the failure-mode chain reads it: a feedback event (rating, comment, implicit outcome) or a
+ * report, with the fields that matter for labelling and counting. Loaded by key from the records the ingestion
+ * pipeline wrote (`feedback.stored` / `report.stored` carry ids, not bodies).
+ */
+import { feedbackKeys, utcDay } from '../feedback/record-keys.ts';
+import type { Ports } from '../ports/ports.ts';
+import type { RecordItem } from '../ports/records.ts';
+import { signalKeyOf } from './record-keys.ts';
+
+export interface Signal {
+  key: string;
+  kind: 'feedback' | 'report';
+  id: string;
+  model: string;
+  /** `rating` | `comment` | `outcome` for feedback; `report` for reports. */
+  signalKind: 'rating' | 'comment' | 'outcome' | 'report';
+  rating: 'up' | 'down' | 'none';
+  outcome?: 'accepted' | 'reverted' | 'retried' | 'corrected';
+  /** The free text (comment, or report title + body); undefined when there is none or it is not a string. */
+  text?: string;
+  /** Set when the stored comment was present but not text (a client that bypassed the schema). */
+  nonText?: boolean;
+  trainingConsent: boolean;
+  receivedAt: string;
+  day: string;
+  /** `traceId:turnId` (the turn the signal is about), when known. */
+  turn?: string;
+  /** Groups votes that replace each other (feedback only). */
+  feedbackKey?: string;
+  trajectoryKey?: string;
+  severity?: string;
+  context?: Record<string, unknown>;
+}
+
+/** Whether the signal says something went wrong (a thumbs-down, a revert/retry/correction, a report, a comment). */
+export function isNegative(s: Signal): boolean {
+  return s.rating === 'down' || s.outcome === 'reverted' || s.outcome === 'retried' || s.outcome === 'corrected' || s.kind === 'report';
+}
+
+function textOf(...parts: unknown[]): { text?: string; nonText: boolean } {
+  let nonText = false;
+  const strings: string[] = [];
+  for (const p of parts) {
+    if (p === undefined || p === null) continue;
+    if (typeof p !== 'string') {
+      nonText = true;
+      continue;
+    }
+    if (p.trim() !== '') strings.push(p);
+  }
+  return strings.length > 0 ? { text: strings.join('\n\n'), nonText } : { nonText };
+}
+
+/** A signal from its stored record. */
+export function signalFromRecord(kind: 'feedback' | 'report', item: RecordItem): Signal {
+  const receivedAt = String(item.receivedAt ?? item.occurredAt ?? '');
+  if (kind === 'report') {
+    const { text, nonText } = textOf(item.title, item.body);
+    return {
+      key: signalKeyOf('report', String(item.reportId)),
+      kind,
+      id: String(item.reportId),
+      model: String(item.model),
+      signalKind: 'report',
+      rating: 'none',
+      ...(text !== undefined ? { text } : {}),
+      ...(nonText ? { nonText } : {}),
+      trainingConsent: item.trainingConsent === true,
+      receivedAt,
+      day: utcDay(receivedAt),
+      ...(typeof item.traceId === 'string' ? { turn: `${item.traceId}:report` } : {}),
+      ...(typeof item.severity === 'string' ? { severity: item.severity } : {}),
+    };
+  }
+  const { text, nonText } = textOf(item.comment);
+  const rating = item.rating === 'up' || item.rating === 'down' ? item.rating : 'none';
+  const outcome = ['accepted', 'reverted', 'retried', 'corrected'].includes(String(item.outcome)) ? (item.outcome as Signal['outcome']) : undefined;
+  const trajectory = item.trajectory as { blobKey?: unknown } | undefined;
+  return {
+    key: signalKeyOf('feedback', String(item.eventId)),
+    kind,
+    id: String(item.eventId),
+    model: String(item.model),
+    signalKind: item.kind === 'outcome' ? 'outcome' : item.kind === 'comment' ? 'comment' : 'rating',
+    rating,
+    ...(outcome ? { outcome } : {}),
+    ...(text !== undefined ? { text } : {}),
+    ...(nonText ? { nonText } : {}),
+    trainingConsent: item.trainingConsent === true,
+    receivedAt,
+    day: utcDay(receivedAt),
+    turn: `${String(item.traceId)}:${String(item.turnId)}`,
+    ...(typeof item.feedbackKey === 'string' ? { feedbackKey: item.feedbackKey } : {}),
+    ...(typeof trajectory?.blobKey === 'string' ? { trajectoryKey: trajectory.blobKey } : {}),
+    ...(item.context && typeof item.context === 'object' ? { context: item.context as Record<string, unknown> } : {}),
+  };
+}
+
+/** Loads a stored signal; undefined when the record is not there. */
+export async function loadSignal(ports: Pick<Ports, 'records'>, kind: 'feedback' | 'report', id: string): Promise<Signal | undefined> {
+  const key = kind === 'feedback' ? feedbackKeys.event(id) : feedbackKeys.report(id);
+  const item = await ports.records.get(key.pk, key.sk);
+  return item ? signalFromRecord(kind, item) : undefined;
+}
+
+/** Loads a signal from its key (`feedback:<id>` / `report:<id>`). */
+export async function loadSignalByKey(ports: Pick<Ports, 'records'>, signalKey: string): Promise<Signal | undefined> {
+  const colon = signalKey.indexOf(':');
+  const kind = signalKey.slice(0, colon);
+  if (colon < 0 || (kind !== 'feedback' && kind !== 'report')) return undefined;
+  return loadSignal(ports, kind, signalKey.slice(colon + 1));
+}
+
+/** Every string in a JSON value (a trajectory), joined by newlines and cut at `maxChars`: what the judge may quote. */
+export function flattenText(value: unknown, maxChars: number): string {
+  const out: string[] = [];
+  let size = 0;
+  const walk = (v: unknown): void => {
+    if (size >= maxChars) return;
+    if (typeof v === 'string') {
+      if (v.trim() === '') return;
+      out.push(v);
+      size += v.length + 1;
+    } else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(value);
+  return out.join('\n').slice(0, maxChars);
+}

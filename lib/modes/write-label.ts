@@ -1,0 +1,179 @@
+/**
+ * Writes a signal's label and everything derived from it: the tally row (the counter), one example row per mode,
+ * the training example (consented signals, judge or human labels only: a model never trains on its own guesses),
+ * the review item, and the label history. The current label is written last: its presence is what a redelivered
+ * event checks, so a crash half-way leaves the signal to be finished by the next delivery.
+ */
+import type { Ports } from '../ports/ports.ts';
+import type { RecordItem } from '../ports/records.ts';
+import type { Severity } from './judge-signal.ts';
+import { modeKeys } from './record-keys.ts';
+import type { Signal } from './signal.ts';
+
+export type LabelSource = 'local' | 'judge' | 'human' | 'none';
+
+export interface LabelledMode {
+  mode: string;
+  probability?: number;
+  severity?: Severity;
+}
+
+export type ReviewReason =
+  | 'local-unsure'
+  | 'judge-low-confidence'
+  | 'judge-malformed'
+  | 'judge-unknown-mode'
+  | 'judge-evidence-not-found'
+  | 'judge-no-answer'
+  | 'judge-error';
+
+export interface ModeLabel {
+  signalKey: string;
+  model: string;
+  modes: LabelledMode[];
+  source: LabelSource;
+  /** 0–1: the classifier's calibrated confidence, the judge's own, or 1 for a human. */
+  confidence: number;
+  taxonomyVersion: number;
+  classifierVersion?: string;
+  judgeModel?: string;
+  judgeAttempts?: number;
+  evidence?: { text: string; source: 'comment' | 'trajectory' };
+  /** Why nothing was classified: no text, or text without any known word. */
+  unclassifiable?: 'no-text' | 'empty' | 'no-features' | 'non-text';
+  /** Set while a human should look at it. */
+  review?: { reason: ReviewReason; detail: string };
+  labelledAt: string;
+  /** Who labelled it (human labels). */
+  labelledBy?: string;
+  note?: string;
+}
+
+const EXCERPT_CHARS = 600;
+
+function excerpt(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+/** The tally row of a signal: what the failure-mode counts read. */
+export function tallyItem(signal: Signal, label: Pick<ModeLabel, 'modes' | 'source' | 'confidence'>): RecordItem {
+  return {
+    pk: modeKeys.tallyPartition(signal.model, signal.day),
+    sk: signal.key,
+    signalKey: signal.key,
+    model: signal.model,
+    day: signal.day,
+    receivedAt: signal.receivedAt,
+    signalKind: signal.signalKind,
+    rating: signal.rating,
+    ...(signal.outcome ? { outcome: signal.outcome } : {}),
+    ...(signal.turn ? { turn: signal.turn } : {}),
+    ...(signal.feedbackKey ? { feedbackKey: signal.feedbackKey } : {}),
+    modes: label.modes.map((m) => m.mode),
+    source: label.source,
+    confidence: label.confidence,
+  };
+}
+
+/**
+ * @param previous the label being replaced (its example rows of modes no longer named are deleted)
+ */
+export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, label: ModeLabel, previous?: ModeLabel): Promise<void> {
+  const records = ports.records;
+  const items: RecordItem[] = [];
+  const keep = new Set(label.modes.map((m) => m.mode));
+  for (const old of previous?.modes ?? []) {
+    if (!keep.has(old.mode)) {
+      const k = modeKeys.example(old.mode, signal.receivedAt, signal.key);
+      await records.delete(k.pk, k.sk);
+    }
+  }
+  for (const m of label.modes) {
+    items.push({
+      ...modeKeys.example(m.mode, signal.receivedAt, signal.key),
+      signalKey: signal.key,
+      mode: m.mode,
+      model: signal.model,
+      receivedAt: signal.receivedAt,
+      signalKind: signal.signalKind,
+      rating: signal.rating,
+      ...(signal.outcome ? { outcome: signal.outcome } : {}),
+      ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+      ...(label.evidence ? { evidence: label.evidence } : {}),
+      ...(m.severity ? { severity: m.severity } : {}),
+      ...(m.probability !== undefined ? { probability: m.probability } : {}),
+      source: label.source,
+      confidence: label.confidence,
+      taxonomyVersion: label.taxonomyVersion,
+    });
+  }
+  if (signal.trainingConsent && signal.text !== undefined && (label.source === 'judge' || label.source === 'human') && !label.review) {
+    const t = modeKeys.training(signal.key);
+    items.push({
+      ...t,
+      gsi1pk: modeKeys.trainingIndex,
+      gsi1sk: `${label.labelledAt}#${signal.key}`,
+      signalKey: signal.key,
+      text: signal.text,
+      modes: label.modes.map((m) => m.mode),
+      labelSource: label.source,
+      taxonomyVersion: label.taxonomyVersion,
+      labelledAt: label.labelledAt,
+      ...(label.labelledBy ? { labelledBy: label.labelledBy } : {}),
+      trainingConsent: true,
+    });
+  } else if (label.source === 'human' || label.review) {
+    // A newer label without consent or still under review must not leave an older training example behind.
+    const t = modeKeys.training(signal.key);
+    if (previous && (previous.source === 'judge' || previous.source === 'human')) await records.delete(t.pk, t.sk);
+  }
+  const review = modeKeys.review(signal.key);
+  if (label.review) {
+    items.push({
+      ...review,
+      gsi1pk: modeKeys.reviewQueue('pending'),
+      gsi1sk: `${label.labelledAt}#${signal.key}`,
+      signalKey: signal.key,
+      status: 'pending',
+      reason: label.review.reason,
+      detail: label.review.detail,
+      model: signal.model,
+      receivedAt: signal.receivedAt,
+      signalKind: signal.signalKind,
+      rating: signal.rating,
+      ...(signal.outcome ? { outcome: signal.outcome } : {}),
+      ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+      suggested: label.modes,
+      suggestedBy: label.source,
+      createdAt: label.labelledAt,
+    });
+  } else if (previous?.review) {
+    const item = await records.get(review.pk, review.sk);
+    if (item && item.status === 'pending') {
+      items.push({
+        ...item,
+        gsi1pk: modeKeys.reviewQueue('done'),
+        gsi1sk: `${label.labelledAt}#${signal.key}`,
+        status: 'done',
+        resolvedAt: label.labelledAt,
+        ...(label.labelledBy ? { resolvedBy: label.labelledBy } : {}),
+        resolution: label.modes.map((m) => m.mode),
+      });
+    }
+  }
+  items.push(tallyItem(signal, label));
+  items.push({ pk: modeKeys.models, sk: signal.model, model: signal.model });
+  items.push({ ...modeKeys.labelHistory(signal.key, label.labelledAt, label.source), ...label });
+  await records.putMany(items);
+  await records.put({ ...modeKeys.label(signal.key), ...label });
+}
+
+/** The current label of a signal, if any. */
+export async function readLabel(ports: Pick<Ports, 'records'>, signalKey: string): Promise<ModeLabel | undefined> {
+  const k = modeKeys.label(signalKey);
+  const item = await ports.records.get(k.pk, k.sk);
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, ...label } = item;
+  return label as unknown as ModeLabel;
+}

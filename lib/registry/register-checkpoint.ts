@@ -1,0 +1,87 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ValidationError } from '../errors.ts';
+import type { Ports } from '../ports/ports.ts';
+import { parseInput } from './parse-input.ts';
+import { toCheckpoint } from './record-views.ts';
+import { registryKeys } from './record-keys.ts';
+import { CheckpointInput, type Checkpoint } from './schemas.ts';
+
+/** The event a registration publishes; the sweeps workflow's rule starts a sweep on it when `detail.sweep` is true. */
+export const CHECKPOINT_REGISTERED = 'checkpoint.registered';
+
+export interface CheckpointRegisteredDetail {
+  checkpointId: string;
+  model: string;
+  parent?: string;
+  registeredAt: string;
+  /** Whether the registrant asked for a sweep (`sweep: false` registers quietly). */
+  sweep: boolean;
+}
+
+/**
+ * Registers a checkpoint (conditional put on `CHECKPOINT#<id>`) and publishes `checkpoint.registered` with the stable
+ * event id `checkpoint.registered:<id>`. Registering the same checkpoint again (a client retry) answers the stored
+ * one with `created: false` and publishes again, so an event lost to a crash after the write is not lost for good;
+ * the sweep it triggers is named after the checkpoint, so a repeated event never starts a second sweep. The same id
+ * with other fields is refused: checkpoints are immutable.
+ *
+ * @example
+ * const { checkpoint, created } = await registerCheckpoint(ports, {
+ *   id: 'coder-7b:step-1200', model: 'coder-7b', parent: 'coder-7b:step-1000', trainingRun: 'rl-42',
+ *   serving: { kind: 'endpoint', model: 'openai:coder-7b@http://10.0.0.5:8000/v1' } });
+ */
+export async function registerCheckpoint(
+  ports: Pick<Ports, 'records' | 'events' | 'now'>,
+  input: unknown,
+): Promise<{ checkpoint: Checkpoint; created: boolean }> {
+  const c = parseInput(CheckpointInput, input, 'checkpoint');
+  if (c.parent) {
+    const parent = await ports.records.get(registryKeys.checkpoint(c.parent).pk, registryKeys.checkpoint(c.parent).sk);
+    if (!parent) throw new ValidationError(`Invalid checkpoint: parent ${c.parent} is not registered`, [{ path: 'parent', message: `no checkpoint ${c.parent}` }]);
+  }
+  const registeredAt = ports.now().toISOString();
+  const checkpoint: Checkpoint = {
+    id: c.id,
+    model: c.model,
+    ...(c.parent ? { parent: c.parent } : {}),
+    ...(c.trainingRun ? { trainingRun: c.trainingRun } : {}),
+    ...(c.artifactKey ? { artifactKey: c.artifactKey } : {}),
+    serving: c.serving,
+    status: 'active',
+    metadata: c.metadata,
+    registeredAt,
+  };
+  const order = registryKeys.checkpointOrder(registeredAt, c.id);
+  const { written } = await ports.records.put(
+    {
+      ...registryKeys.checkpoint(c.id),
+      gsi1pk: registryKeys.allCheckpoints,
+      gsi1sk: order,
+      gsi2pk: registryKeys.checkpointsByModel(c.model),
+      gsi2sk: order,
+      kind: 'checkpoint',
+      ...checkpoint,
+    },
+    { condition: { kind: 'absent' } },
+  );
+  let stored = checkpoint;
+  if (!written) {
+    const key = registryKeys.checkpoint(c.id);
+    stored = toCheckpoint((await ports.records.get(key.pk, key.sk))!);
+    const same = (['model', 'parent', 'trainingRun', 'artifactKey', 'serving', 'metadata'] as const).every((f) => isDeepStrictEqual(stored[f], checkpoint[f]));
+    if (!same) {
+      throw new ValidationError(`Invalid checkpoint: ${c.id} is already registered with other fields (checkpoints are immutable; register a new id)`, [
+        { path: 'id', message: 'already registered with other fields' },
+      ]);
+    }
+  }
+  const detail: CheckpointRegisteredDetail = {
+    checkpointId: stored.id,
+    model: stored.model,
+    ...(stored.parent ? { parent: stored.parent } : {}),
+    registeredAt: stored.registeredAt,
+    sweep: c.sweep,
+  };
+  await ports.events.publish([{ type: CHECKPOINT_REGISTERED, id: `${CHECKPOINT_REGISTERED}:${stored.id}`, detail: { ...detail } }]);
+  return { checkpoint: stored, created: written };
+}

@@ -1,0 +1,52 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import type { StageSettings } from '../config/stages.ts';
+import { SweepStateMachine } from '../sweeps/infra/sweep-state-machine.ts';
+import { SweepTriggers } from '../sweeps/infra/sweep-triggers.ts';
+import type { ComputeStack } from './compute-stack.ts';
+import type { DataStack } from './data-stack.ts';
+import { functionEnvironment } from './function-environment.ts';
+
+export interface WorkflowsStackProps extends StackProps {
+  settings: StageSettings;
+  data: DataStack;
+  compute: ComputeStack;
+  bus: IEventBus;
+  alarmTopic: ITopic;
+}
+
+/** The stateless workflows stack: the sweep state machine with its step functions, its schedule and its checkpoint rule. */
+export class WorkflowsStack extends Stack {
+  readonly sweep: SweepStateMachine;
+  readonly sweepTriggers: SweepTriggers;
+
+  constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
+    super(scope, id, props);
+    const { settings, data, compute } = props;
+    const environment = functionEnvironment(data, props.bus);
+    this.sweep = new SweepStateMachine(this, 'Sweep', {
+      settings,
+      records: data.records,
+      blobs: data.blobs,
+      bus: props.bus,
+      alarmTopic: props.alarmTopic,
+      environment,
+      gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
+      rolloutJobDefinitionArn: compute.rollout.jobDefinition.jobDefinitionArn,
+    });
+    this.sweepTriggers = new SweepTriggers(this, 'SweepTriggers', {
+      settings,
+      stateMachine: this.sweep.stateMachine,
+      records: data.records,
+      bus: props.bus,
+      alarmTopic: props.alarmTopic,
+      environment,
+    });
+    new CfnOutput(this, 'SweepStateMachineArn', {
+      value: this.sweep.stateMachine.stateMachineArn,
+      description: 'The sweep state machine (FLYWHEEL_STATE_MACHINE_SWEEP for `flywheel sweep start --target aws`)',
+    });
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The result rows of a sweep: one part per shard (`SHARD#…`, what that shard's attempts say) and one cell per
+ * checkpoint × suite × mode (`CELL#…`), always recomputed from all its parts, never incremented. So aggregating a
+ * shard twice, or two shards of one cell at once, can never double-count: the part is overwritten with the same
+ * tallies, and the cell is rebuilt from whatever parts exist (`recomputeCells` after the Map makes it final).
+ */
+import type { RecordsPort } from '../ports/records.ts';
+import type { CellItem, TaskTally } from '../registry/record-views.ts';
+import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
+import type { BlobsPort } from '../ports/blobs.ts';
+import type { SweepMode } from '../registry/schemas.ts';
+import { scoreTallies } from './score-interval.ts';
+import type { SweepRecordBody } from './schemas.ts';
+import type { ShardRef } from './workflow/sweep-steps.ts';
+
+export interface ShardPartItem {
+  pk: string;
+  sk: string;
+  kind: 'sweep-shard-result';
+  sweepId: string;
+  shardId: string;
+  shardIndex: number;
+  checkpoint: string;
+  suite: string;
+  mode: SweepMode;
+  status: 'succeeded' | 'failed';
+  /** The shard's run id: its child i's attempts are at `EVAL#<runId>.shard-<i>`. */
+  runId: string;
+  arraySize: number;
+  perTask: TaskTally[];
+  ungraded: number;
+  infrastructureErrors: number;
+  jobId?: string;
+  error?: string;
+  cause?: string;
+  updatedAt: string;
+  [k: string]: unknown;
+}
+
+/** Per-task tallies above this size go to a blob (DynamoDB items are 400 KB). */
+export const PER_TASK_INLINE_MAX_BYTES = 64 * 1024;
+
+/** A cell's per-task tallies, inline or from their blob. */
+export async function cellTallies(blobs: BlobsPort, cell: CellItem): Promise<TaskTally[]> {
+  if (cell.perTask) return cell.perTask;
+  if (!cell.perTaskKey) return [];
+  const bytes = await blobs.get(cell.perTaskKey);
+  return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as TaskTally[]) : [];
+}
+
+/** `c0-s1-strict-3` → 3. */
+export function shardIndexOf(shard: Pick<ShardRef, 'shardId'>): number {
+  const m = /-(\d+)$/.exec(shard.shardId);
+  return m ? Number(m[1]) : 0;
+}
+
+export async function listParts(records: RecordsPort, sweepId: string, checkpoint: string, suite: string, mode: SweepMode): Promise<ShardPartItem[]> {
+  const out: ShardPartItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await records.query({
+      partition: registryKeys.resultPartition(sweepId),
+      sort: { beginsWith: registryKeys.shardPartPrefix(checkpoint, suite, mode) },
+      limit: 1000,
+      ...(cursor ? { cursor } : {}),
+    });
+    out.push(...(page.items as ShardPartItem[]));
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/**
+ * Rebuilds one cell row from its parts and overwrites it. The time-series index keys use the sweep's request time,
+ * so rewriting the cell moves nothing in the series.
+ */
+export async function recomputeCell(
+  ports: { records: RecordsPort; blobs: BlobsPort; now: () => Date },
+  sweep: SweepRecordBody,
+  cell: { checkpoint: string; suite: string; suiteVersion: number; mode: SweepMode; shards: number; tasks: number },
+): Promise<CellItem> {
+  const parts = await listParts(ports.records, sweep.sweepId, cell.checkpoint, cell.suite, cell.mode);
+  const ok = parts.filter((p) => p.status === 'succeeded');
+  const perTask = ok.flatMap((p) => p.perTask).sort((a, b) => a.taskId.localeCompare(b.taskId));
+  const s = scoreTallies(perTask);
+  const at = sweep.requestedAt;
+  const item: CellItem = {
+    ...registryKeys.cell(sweep.sweepId, cell.checkpoint, cell.suite, cell.mode),
+    gsi1pk: registryKeys.resultSeries(cell.checkpoint, cell.suite, cell.mode),
+    gsi1sk: registryKeys.resultSeriesSort(at, sweep.sweepId),
+    gsi2pk: registryKeys.suiteResults(cell.suite, cell.mode),
+    gsi2sk: registryKeys.suiteResultsSort(at, sweep.sweepId, cell.checkpoint),
+    kind: 'sweep-result',
+    sweepId: sweep.sweepId,
+    checkpoint: cell.checkpoint,
+    suite: cell.suite,
+    suiteVersion: cell.suiteVersion,
+    mode: cell.mode,
+    score: s.score,
+    n: s.n,
+    tasks: cell.tasks,
+    attempts: s.attempts,
+    passes: s.passes,
+    ungraded: ok.reduce((a, p) => a + p.ungraded, 0),
+    infrastructureErrors: ok.reduce((a, p) => a + p.infrastructureErrors, 0),
+    ci: s.ci,
+    shards: cell.shards,
+    shardsAggregated: ok.length,
+    shardsFailed: parts.length - ok.length,
+    attemptsKeys: parts.map((p) => `EVAL#${p.runId}.shard-{0..${p.arraySize - 1}}`),
+    at,
+    updatedAt: ports.now().toISOString(),
+    attemptsPerTask: sweep.attemptsPerTask,
+  };
+  const tallies = JSON.stringify(perTask);
+  if (Buffer.byteLength(tallies) <= PER_TASK_INLINE_MAX_BYTES) item.perTask = perTask;
+  else {
+    item.perTaskKey = sweepBlobKeys.cellTallies(sweep.sweepId, `${cell.checkpoint}#${cell.suite}#${cell.mode}`);
+    await ports.blobs.put(item.perTaskKey, tallies, { contentType: 'application/json' });
+  }
+  await ports.records.put(item);
+  return item;
+}

@@ -1,0 +1,79 @@
+import type { SweepSettings } from '../config/stages.ts';
+import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
+import { getSuite } from '../registry/get-suite.ts';
+import { registryKeys } from '../registry/record-keys.ts';
+import type { Suite } from '../registry/schemas.ts';
+import { listSweepCells } from './list-suite-cells.ts';
+import { getSweep } from './sweep-record.ts';
+import type { SaturationCheck, SweepIdInput, SweepStepPorts } from './workflow/sweep-steps.ts';
+
+/** Published when a suite is marked saturated (EventBridge detail-type), with a stable id per suite version. */
+export const SUITE_SATURATED = 'suite.saturated';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface CheckSaturationOptions {
+  settings: Pick<SweepSettings, 'saturationThreshold'>;
+  notify?: NotifyOptions;
+}
+
+/**
+ * Step `check-saturation`: per suite of the sweep, the best strict score of this sweep is recorded as a point of the
+ * suite's best-score series (`SUITE#<id>` / `BEST#<at>#<sweepId>`), and the suite's all-time best is kept on the
+ * suite. A suite still active whose best strict score reaches its threshold (the suite's own, else the stage's
+ * `sweeps.saturationThreshold`, default 0.9) is marked saturated: `saturatedAt`, its useful life (days from
+ * `createdAt`), `suite.saturated` published and people told, proposing to retire it or forge harder tasks.
+ *
+ * Idempotent: points and the suite record are overwrites; the alert goes out before the suite is marked, so a crash
+ * in between repeats the alert (same event id) rather than losing it, and a suite this sweep already marked is
+ * reported again in `newlySaturated` without a second alert.
+ *
+ * @example
+ * const s = await checkSaturation(ports, { sweepId }, { settings: { saturationThreshold: 0.9 } }); // s.newlySaturated
+ */
+export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput, options: CheckSaturationOptions): Promise<SaturationCheck> {
+  const sweep = await getSweep(ports.records, input.sweepId);
+  const cells = (await listSweepCells(ports.records, sweep.sweepId)).filter((c) => c.mode === 'strict' && c.score !== null);
+  const newlySaturated: string[] = [];
+  for (const ref of sweep.suites) {
+    const suite = await getSuite(ports.records, ref.id);
+    if (suite.version !== ref.version) continue;
+    const mine = cells.filter((c) => c.suite === ref.id && c.suiteVersion === ref.version).sort((a, b) => b.score! - a.score! || a.checkpoint.localeCompare(b.checkpoint));
+    const best = mine[0];
+    if (!best) continue;
+    const point = { score: best.score!, checkpoint: best.checkpoint, sweepId: sweep.sweepId, at: sweep.requestedAt };
+    await ports.records.put({ ...registryKeys.suiteBestPoint(ref.id, sweep.requestedAt, sweep.sweepId), kind: 'suite-best', suite: ref.id, suiteVersion: ref.version, ...point });
+    let updated: Suite & Record<string, unknown> = suite;
+    if (!suite.best || point.score > suite.best.score) updated = { ...updated, best: point };
+    const threshold = suite.saturationThreshold ?? options.settings.saturationThreshold;
+    const alreadyMine = suite.status === 'saturated' && (suite as { saturatedBySweep?: string }).saturatedBySweep === sweep.sweepId;
+    if (alreadyMine) newlySaturated.push(ref.id);
+    else if (suite.status === 'active' && point.score >= threshold) {
+      const saturatedAt = ports.now().toISOString();
+      const usefulLifeDays = Math.round(((Date.parse(saturatedAt) - Date.parse(suite.createdAt)) / DAY_MS) * 100) / 100;
+      const detail = { suite: ref.id, version: ref.version, score: point.score, threshold, checkpoint: best.checkpoint, sweepId: sweep.sweepId, createdAt: suite.createdAt, saturatedAt, usefulLifeDays };
+      await ports.events.publish([{ type: SUITE_SATURATED, id: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`, detail }]);
+      await notifyPeople(
+        {
+          id: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`,
+          severity: 'alert',
+          title: `Suite ${ref.id} v${ref.version} is saturated: best strict score ${pct(point.score)} ≥ ${pct(threshold)}`,
+          text:
+            `${best.checkpoint} scored ${pct(point.score)} in strict mode in sweep ${sweep.sweepId}. ` +
+            `The suite no longer separates checkpoints. Proposed: retire it (status retired) or forge harder tasks for a version ${ref.version + 1}. ` +
+            `Useful life: ${usefulLifeDays} days (created ${suite.createdAt}).`,
+          fields: { suite: `${ref.id} v${ref.version}`, best: pct(point.score), threshold: pct(threshold), 'useful life (days)': usefulLifeDays },
+        },
+        options.notify,
+      );
+      updated = { ...updated, status: 'saturated', saturatedAt, usefulLifeDays, saturatedBySweep: sweep.sweepId };
+      newlySaturated.push(ref.id);
+    }
+    if (updated !== suite) await ports.records.put({ ...registryKeys.suite(ref.id), gsi1pk: registryKeys.allSuites, gsi1sk: ref.id, kind: 'suite', ...updated });
+  }
+  return { newlySaturated, threshold: options.settings.saturationThreshold };
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}

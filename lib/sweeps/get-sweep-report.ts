@@ -1,0 +1,77 @@
+import type { Ports } from '../ports/ports.ts';
+import type { RecordItem } from '../ports/records.ts';
+import { getSuite } from '../registry/get-suite.ts';
+import { toResult } from '../registry/record-views.ts';
+import { registryKeys } from '../registry/record-keys.ts';
+import type { ShardPartItem } from './aggregate-cell.ts';
+import { listSweepCells } from './list-suite-cells.ts';
+import type { Comparison, SweepReport } from './schemas.ts';
+import { SWEEP_EXECUTION_SK } from './start-sweep.ts';
+import { getSweep } from './sweep-record.ts';
+
+async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWith: string): Promise<RecordItem[]> {
+  const out: RecordItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await ports.records.query({ partition, sort: { beginsWith }, limit: 1000, ...(cursor ? { cursor } : {}) });
+    out.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/**
+ * Everything about one sweep, for `GET /v1/sweeps/{id}` and `flywheel sweep report`: the sweep record, its execution
+ * (when a workflows port is at hand), a result per checkpoint × suite × mode with its CI, the failed shards, the
+ * comparisons with the incumbent, and the suites this sweep saturated. `Flywheel.NotFoundError` for an unknown id.
+ *
+ * @example
+ * const report = await getSweepReport(ports, 'nightly-2026-12-02');
+ * for (const r of report.results) console.log(r.checkpoint, r.suite, r.mode, r.score, r.ci);
+ */
+export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>, sweepId: string, options: { executionId?: string } = {}): Promise<SweepReport> {
+  const sweep = await getSweep(ports.records, sweepId);
+  const cells = await listSweepCells(ports.records, sweepId);
+  const parts = (await drain(ports, registryKeys.resultPartition(sweepId), 'SHARD#')) as ShardPartItem[];
+  const comparisons = (await drain(ports, registryKeys.sweep(sweepId).pk, registryKeys.comparisonPrefix)).map((c) => {
+    const { pk: _p, sk: _s, kind: _k, sweepId: _id, ...rest } = c;
+    return rest as unknown as Comparison;
+  });
+  const saturated: SweepReport['saturated'] = [];
+  for (const ref of sweep.suites) {
+    const suite = (await getSuite(ports.records, ref.id).catch(() => undefined)) as (Awaited<ReturnType<typeof getSuite>> & { saturatedBySweep?: string }) | undefined;
+    if (suite?.status === 'saturated' && suite.saturatedBySweep === sweepId && suite.best) {
+      saturated.push({ suite: ref.id, score: suite.best.score, checkpoint: suite.best.checkpoint, ...(suite.usefulLifeDays !== undefined ? { usefulLifeDays: suite.usefulLifeDays } : {}) });
+    }
+  }
+  let execution: SweepReport['execution'];
+  const executionId = options.executionId ?? ((await ports.records.get(registryKeys.sweep(sweepId).pk, SWEEP_EXECUTION_SK))?.executionId as string | undefined);
+  if (ports.workflows && executionId) {
+    const e = await ports.workflows.describe(executionId).catch(() => undefined);
+    if (e) execution = { executionId: e.executionId, status: e.status, ...(e.error ? { error: e.error } : {}), ...(e.cause ? { cause: e.cause.slice(0, 2000) } : {}) };
+  }
+  const order = (c: { checkpoint: string; suite: string; mode: string }) => [sweep.suites.findIndex((s) => s.id === c.suite), sweep.checkpoints.indexOf(c.checkpoint), c.mode === 'strict' ? 0 : 1];
+  const cmp = (a: number[], b: number[]) => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+  return {
+    sweep: {
+      sweepId: sweep.sweepId,
+      status: sweep.status,
+      trigger: sweep.trigger,
+      requestedAt: sweep.requestedAt,
+      ...(sweep.requestedBy ? { requestedBy: sweep.requestedBy } : {}),
+      checkpoints: sweep.checkpoints,
+      suites: sweep.suites,
+      modes: sweep.modes,
+      attemptsPerTask: sweep.attemptsPerTask,
+      ...(sweep.shardCount !== undefined ? { shardCount: sweep.shardCount } : {}),
+      ...(sweep.succeededShards !== undefined ? { succeededShards: sweep.succeededShards } : {}),
+      ...(sweep.failedShards !== undefined ? { failedShards: sweep.failedShards } : {}),
+      ...(sweep.finishedAt ? { finishedAt: sweep.finishedAt } : {}),
+    },
+    ...(execution ? { execution } : {}),
+    failedShards: parts.filter((p) => p.status === 'failed').map((p) => ({ shardId: p.shardId, checkpoint: p.checkpoint, suite: p.suite, mode: p.mode, error: p.error ?? 'error' })),
+    results: cells.map(toResult).sort((a, b) => cmp(order(a), order(b))),
+    comparisons: comparisons.sort((a, b) => cmp(order(a), order(b))),
+    saturated,
+  };
+}

@@ -1,0 +1,47 @@
+import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
+import { listSweepCells } from './list-suite-cells.ts';
+import { getSweep, putSweep } from './sweep-record.ts';
+import type { NotifyInput, SweepNotice, SweepStepPorts } from './workflow/sweep-steps.ts';
+
+/** Published when a sweep ends (EventBridge detail-type), id `sweep.finished:<sweepId>`. */
+export const SWEEP_FINISHED = 'sweep.finished';
+
+/**
+ * Step `notify`, the last: counts the shard outcomes, marks the sweep `succeeded` (every shard), `partial` (some
+ * failed) or `failed` (all failed), publishes `sweep.finished` and tells people: a summary line per checkpoint × suite
+ * × mode, the failed shards, regressions against the incumbent and newly saturated suites. A replay rewrites the
+ * same record and sends the same notice again (stable ids).
+ *
+ * @example
+ * const notice = await notifySweep(ports, { sweepId, shards, comparison, saturation }, { webhookUrl });
+ */
+export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, notify: NotifyOptions = {}): Promise<SweepNotice> {
+  const sweep = await getSweep(ports.records, input.sweepId);
+  const failed = input.shards.filter((s) => s.status === 'failed');
+  const succeeded = input.shards.length - failed.length;
+  const status: SweepNotice['status'] = failed.length === 0 ? 'succeeded' : succeeded === 0 ? 'failed' : 'partial';
+  await putSweep(ports.records, { ...sweep, status, finishedAt: sweep.finishedAt ?? ports.now().toISOString(), succeededShards: succeeded, failedShards: failed.length });
+  const cells = (await listSweepCells(ports.records, sweep.sweepId)).sort((a, b) => a.suite.localeCompare(b.suite) || a.checkpoint.localeCompare(b.checkpoint) || a.mode.localeCompare(b.mode));
+  const lines = cells.map((c) => `• ${c.checkpoint} on ${c.suite} (${c.mode}): ${c.score === null ? 'not scored' : `${(c.score * 100).toFixed(1)}% [${(c.ci!.low * 100).toFixed(1)}–${(c.ci!.high * 100).toFixed(1)}], n=${c.n}`}`);
+  if (failed.length > 0) lines.push(`Failed shards: ${failed.map((f) => `${f.shardId} (${f.error ?? 'error'})`).join(', ')}`);
+  if (input.comparison.regressions > 0) lines.push(`${input.comparison.regressions} regression(s) against the incumbent`);
+  if (input.saturation.newlySaturated.length > 0) lines.push(`Saturated: ${input.saturation.newlySaturated.join(', ')}`);
+  await ports.events.publish([
+    {
+      type: SWEEP_FINISHED,
+      id: `${SWEEP_FINISHED}:${sweep.sweepId}`,
+      detail: { sweepId: sweep.sweepId, status, succeededShards: succeeded, failedShards: failed.length, regressions: input.comparison.regressions, improvements: input.comparison.improvements, newlySaturated: input.saturation.newlySaturated },
+    },
+  ]);
+  await notifyPeople(
+    {
+      id: `${SWEEP_FINISHED}:${sweep.sweepId}`,
+      severity: status === 'succeeded' && input.comparison.regressions === 0 ? 'info' : status === 'failed' ? 'alert' : 'warning',
+      title: `Sweep ${sweep.sweepId} ${status}: ${succeeded}/${input.shards.length} shards`,
+      text: lines.join('\n') || 'No results.',
+      fields: { checkpoints: sweep.checkpoints.length, suites: sweep.suites.length, modes: sweep.modes.join(', '), regressions: input.comparison.regressions, improvements: input.comparison.improvements },
+    },
+    notify,
+  );
+  return { sweepId: sweep.sweepId, status, succeededShards: succeeded, failedShards: failed.length };
+}

@@ -1,0 +1,46 @@
+import type { SweepReport } from './schemas.ts';
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
+
+/** `62.0% [48.1–74.2] n=50`, or `—`. */
+function scoreCell(r: SweepReport['results'][number] | undefined): string {
+  if (!r || r.score === null) return r ? `not scored (${r.shardsFailed} failed shard${r.shardsFailed === 1 ? '' : 's'})` : '—';
+  const ci = r.ci ? ` [${(r.ci.low * 100).toFixed(1)}–${(r.ci.high * 100).toFixed(1)}]` : '';
+  return `${pct(r.score)}${ci} n=${r.n}${r.n < r.tasks ? `/${r.tasks}` : ''}`;
+}
+
+/**
+ * The report as a plain-text table: one row per suite × checkpoint, strict beside lenient (score, 95% CI, tasks
+ * scored), then the difference with the incumbent in strict mode; failed shards and saturated suites below.
+ *
+ * @example
+ * process.stdout.write(formatReportTable(report));
+ */
+export function formatReportTable(report: SweepReport): string {
+  const header = ['suite', 'checkpoint', 'strict', 'lenient', 'vs incumbent (strict)'];
+  const rows: string[][] = [];
+  for (const { id: suite } of report.sweep.suites) {
+    for (const checkpoint of report.sweep.checkpoints) {
+      const find = (mode: 'strict' | 'lenient') => report.results.find((r) => r.suite === suite && r.checkpoint === checkpoint && r.mode === mode);
+      const c = report.comparisons.find((x) => x.suite === suite && x.checkpoint === checkpoint && x.mode === 'strict');
+      const vs =
+        !c ? '—'
+        : c.difference === null ? c.verdict
+        : `${c.difference >= 0 ? '+' : ''}${(c.difference * 100).toFixed(1)} pts [${(c.ci!.low * 100).toFixed(1)}, ${(c.ci!.high * 100).toFixed(1)}] vs ${c.incumbent}: ${c.verdict}`;
+      rows.push([suite, checkpoint, scoreCell(find('strict')), scoreCell(find('lenient')), vs]);
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
+  const s = report.sweep;
+  let out = `sweep ${s.sweepId}: ${s.status} (${s.trigger}, requested ${s.requestedAt})`;
+  out += s.shardCount !== undefined ? `, shards ${s.succeededShards ?? '?'}/${s.shardCount} succeeded` : '';
+  out += `, ${s.attemptsPerTask} attempt(s) per task\n\n`;
+  out += line(header) + line(widths.map((w) => '-'.repeat(w)));
+  for (const r of rows) out += line(r);
+  if (report.failedShards.length > 0) out += `\nfailed shards: ${report.failedShards.map((f) => `${f.shardId} (${f.checkpoint} ${f.suite} ${f.mode}: ${f.error})`).join(', ')}\n`;
+  for (const x of report.saturated) {
+    out += `\nsaturated: ${x.suite} (best strict ${pct(x.score)} by ${x.checkpoint}${x.usefulLifeDays !== undefined ? `, useful life ${x.usefulLifeDays} days` : ''}): retire it or forge harder tasks\n`;
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+/**
+ * Sweeps' data: the request that starts one (API, CLI, schedule, checkpoint rule), the sweep record the steps keep,
+ * and the report (`GET /v1/sweeps/{id}`, `flywheel sweep report`). zod 4: the same schemas validate and document.
+ * The step payloads themselves are the TypeScript types of `lib/sweeps/workflow/sweep-steps.ts`.
+ */
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { HarnessModeSchema, IntervalSchema, RegistryId, ResultView } from '../registry/schemas.ts';
+
+extendZodWithOpenApi(z);
+
+const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
+/** A sweep id is also the Step Functions execution name (80 characters, no spaces or `#`). */
+export const SweepId = z
+  .string()
+  .regex(SWEEP_ID, 'letters, digits, _ and - only, starting with a letter or digit, at most 80')
+  .openapi({ example: 'nightly-2026-12-02' });
+
+const selection = {
+  checkpoints: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: the newest active checkpoint of each model.' }),
+  suites: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: every active suite.' }),
+  modes: z.array(HarnessModeSchema).min(1).max(2).optional().openapi({ description: 'Absent: strict and lenient.' }),
+  attemptsPerTask: z.number().int().min(1).max(100).optional().openapi({ description: "Attempts per task (k of pass@k); absent: the stage's default." }),
+};
+
+/** `POST /v1/sweeps` and `flywheel sweep start`. */
+export const SweepStartInput = z
+  .object({ sweepId: SweepId.optional().openapi({ description: 'Absent: `manual-<time>`. Starting an id again resumes that sweep.' }), ...selection })
+  .strict()
+  .openapi('SweepStartInput');
+
+/** The execution input, validated by `validate-sweep` (mirror of `SweepExecutionInput`). */
+export const SweepExecutionInputSchema = z
+  .object({
+    sweepId: SweepId,
+    trigger: z.enum(['manual', 'schedule', 'checkpoint']),
+    ...selection,
+    requestedAt: z.iso.datetime({ offset: true }),
+    requestedBy: z.string().max(200).optional(),
+  })
+  .strict();
+
+export const SweepStatusSchema = z.enum(['validated', 'planned', 'succeeded', 'partial', 'failed']).openapi('SweepStatus');
+export type SweepStatus = z.infer<typeof SweepStatusSchema>;
+
+/** The resolved selection and bookkeeping of one sweep (`SWEEP#<id>` / `SWEEP`). */
+export interface SweepRecordBody {
+  kind: 'sweep';
+  sweepId: string;
+  trigger: 'manual' | 'schedule' | 'checkpoint';
+  requestedAt: string;
+  requestedBy?: string;
+  /** As resolved once by validate-sweep: a resumed sweep keeps them even if newer checkpoints were registered since. */
+  checkpoints: string[];
+  suites: Array<{ id: string; version: number }>;
+  modes: Array<'strict' | 'lenient'>;
+  attemptsPerTask: number;
+  status: SweepStatus;
+  validatedAt: string;
+  plannedAt?: string;
+  shardCount?: number;
+  finishedAt?: string;
+  succeededShards?: number;
+  failedShards?: number;
+}
+
+export const ComparisonView = z
+  .object({
+    checkpoint: z.string(),
+    suite: z.string(),
+    mode: HarnessModeSchema,
+    incumbent: z.string().nullable().openapi({ description: 'Null when the suite has no other scored active checkpoint.' }),
+    score: z.number().nullable(),
+    incumbentScore: z.number().nullable(),
+    difference: z.number().nullable().openapi({ description: 'checkpoint − incumbent.' }),
+    ci: IntervalSchema.nullable(),
+    paired: z.boolean(),
+    n: z.number().int(),
+    verdict: z.enum(['better', 'worse', 'no-difference', 'incumbent', 'no-incumbent', 'not-scored']).openapi({ description: '`incumbent`: this checkpoint is the one to beat.' }),
+  })
+  .openapi('Comparison');
+export type Comparison = z.infer<typeof ComparisonView>;
+
+export const SweepReportView = z
+  .object({
+    sweep: z.object({
+      sweepId: z.string(),
+      status: SweepStatusSchema,
+      trigger: z.string(),
+      requestedAt: z.string(),
+      requestedBy: z.string().optional(),
+      checkpoints: z.array(z.string()),
+      suites: z.array(z.object({ id: z.string(), version: z.number().int() })),
+      modes: z.array(HarnessModeSchema),
+      attemptsPerTask: z.number().int(),
+      shardCount: z.number().int().optional(),
+      succeededShards: z.number().int().optional(),
+      failedShards: z.number().int().optional(),
+      finishedAt: z.string().optional(),
+    }),
+    execution: z
+      .object({ executionId: z.string(), status: z.string(), error: z.string().optional(), cause: z.string().optional() })
+      .optional()
+      .openapi({ description: 'The workflow execution, when the API can describe it.' }),
+    failedShards: z.array(z.object({ shardId: z.string(), checkpoint: z.string(), suite: z.string(), mode: HarnessModeSchema, error: z.string() })),
+    results: z.array(ResultView),
+    comparisons: z.array(ComparisonView),
+    saturated: z.array(z.object({ suite: z.string(), score: z.number(), checkpoint: z.string(), usefulLifeDays: z.number().optional() })),
+  })
+  .openapi('SweepReport');
+export type SweepReport = z.infer<typeof SweepReportView>;
+
+export const SweepStarted = z
+  .object({ sweepId: z.string(), executionId: z.string(), checkpoints: z.array(z.string()), suites: z.array(z.string()), modes: z.array(HarnessModeSchema) })
+  .openapi('SweepStarted');
+
+export const SweepIdParams = z.object({ id: SweepId });

@@ -1,0 +1,90 @@
+import type { SweepSettings } from '../config/stages.ts';
+import { FlywheelError } from '../errors.ts';
+import type { Ports } from '../ports/ports.ts';
+import type { WorkflowsPort } from '../ports/workflows.ts';
+import { parseInput } from '../registry/parse-input.ts';
+import { registryKeys } from '../registry/record-keys.ts';
+import { resolveSweepSelection } from './resolve-sweep-selection.ts';
+import { SweepStartInput } from './schemas.ts';
+import { findSweep } from './sweep-record.ts';
+import type { SweepExecutionInput, SweepTrigger } from './workflow/sweep-steps.ts';
+
+/** The state machine a sweep runs (`workflows.start('sweep', …)`). */
+export const SWEEP_WORKFLOW = 'sweep';
+
+/** Sort key, under `SWEEP#<id>`, of the execution a `startSweep` started. */
+export const SWEEP_EXECUTION_SK = 'EXECUTION';
+
+export interface StartSweepResult {
+  sweepId: string;
+  executionId: string;
+  checkpoints: string[];
+  suites: string[];
+  modes: Array<'strict' | 'lenient'>;
+}
+
+/** `manual-20261202T101500Z`: the default id of a sweep started by hand. */
+export function defaultSweepId(trigger: SweepTrigger, at: Date): string {
+  return `${trigger}-${at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+}
+
+/**
+ * Starts a sweep through the workflows port: validates the request now (so the caller gets a 400 naming every
+ * unknown checkpoint or suite, not a failed execution later), resolves the selection and starts the `sweep` state
+ * machine with the sweep id as the execution name and the resolved ids as its input. Starting an id that exists again
+ * resumes it: the input is rebuilt from the sweep record (or, before validate-sweep ran, read back from the
+ * `SWEEP#<id>` / `EXECUTION` record written before the start), so the workflows port sees the same name and input
+ * and returns (or re-runs) that execution rather than refusing it.
+ *
+ * @example
+ * const { sweepId, executionId } = await startSweep({ ...ports, workflows }, { suites: ['smoke'], modes: ['strict'] }, settings);
+ */
+export async function startSweep(
+  ports: Pick<Ports, 'records' | 'now'> & { workflows?: WorkflowsPort },
+  body: unknown,
+  settings: SweepSettings,
+  meta: { trigger?: SweepTrigger; requestedBy?: string } = {},
+): Promise<StartSweepResult> {
+  const req = parseInput(SweepStartInput, body, 'sweep request');
+  if (!ports.workflows) throw new FlywheelError('ConfigurationError', 'this process has no workflows port: sweeps cannot be started here');
+  const trigger = meta.trigger ?? 'manual';
+  const now = ports.now();
+  const sweepId = req.sweepId ?? defaultSweepId(trigger, now);
+  const execKey = { pk: registryKeys.sweep(sweepId).pk, sk: SWEEP_EXECUTION_SK };
+  const existing = await findSweep(ports.records, sweepId);
+  const pending = (await ports.records.get(execKey.pk, execKey.sk))?.input as SweepExecutionInput | undefined;
+  let input: SweepExecutionInput;
+  if (existing) {
+    input = {
+      sweepId,
+      trigger: existing.trigger,
+      checkpoints: existing.checkpoints,
+      suites: existing.suites.map((s) => s.id),
+      modes: existing.modes,
+      attemptsPerTask: existing.attemptsPerTask,
+      requestedAt: existing.requestedAt,
+      ...(existing.requestedBy ? { requestedBy: existing.requestedBy } : {}),
+    };
+  } else if (pending) {
+    // Started before but not validated yet (a trigger delivered twice, a client retry): the very same input.
+    input = pending;
+  } else {
+    const sel = await resolveSweepSelection(ports.records, req, settings);
+    input = {
+      sweepId,
+      trigger,
+      checkpoints: sel.checkpoints.map((c) => c.id),
+      suites: sel.suites.map((s) => s.id),
+      modes: sel.modes,
+      attemptsPerTask: sel.attemptsPerTask,
+      requestedAt: now.toISOString(),
+      ...(meta.requestedBy ? { requestedBy: meta.requestedBy } : {}),
+    };
+    const { written } = await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input }, { condition: { kind: 'absent' } });
+    if (!written) input = ((await ports.records.get(execKey.pk, execKey.sk))!.input as SweepExecutionInput) ?? input;
+  }
+  const { executionId } = await ports.workflows.start(SWEEP_WORKFLOW, { name: sweepId, input });
+  // Where the report finds the execution to describe, and what a second start of this id reuses.
+  await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input, executionId, startedAt: now.toISOString() });
+  return { sweepId, executionId, checkpoints: input.checkpoints!, suites: input.suites!, modes: input.modes! };
+}

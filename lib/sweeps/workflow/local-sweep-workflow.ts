@@ -1,0 +1,52 @@
+/**
+ * The sweep workflow as the local runtime runs it: the definition `sweepDefinition` renders for the CDK app, with
+ * placeholder ARNs, and one local handler per Task state: each Lambda step calls the same step function the Lambda
+ * entry calls (`functions/sweeps/<step>.ts`), each Batch submission goes to the local jobs driver (GPU pool, the
+ * `rollout` definition, the `evaluation` share).
+ *
+ * @example
+ * const workflows = new LocalWorkflows(db, { [SWEEP_WORKFLOW]: localSweepWorkflow({ steps: sweepStepHandlers(), ports, jobs }) });
+ */
+import type { LocalWorkflowSpec } from '../../drivers/local/local-workflows.ts';
+import type { JobsPort } from '../../ports/jobs.ts';
+import { sweepDefinition, type SweepDefinitionArns } from './sweep.asl.ts';
+import { SWEEP_STEP_NAMES, type SweepStepName, type SweepStepPorts, type SweepSteps } from './sweep-steps.ts';
+
+/** The job definition name the rollout image is known by (on Batch: the job definition `rollout` of the stage). */
+export const ROLLOUT_JOB_DEFINITION = 'rollout';
+
+/** Placeholder ARNs of the local runtime (region `local`, account 000000000000). */
+export function localSweepArns(): SweepDefinitionArns {
+  return {
+    functions: Object.fromEntries(
+      SWEEP_STEP_NAMES.map((step) => [step, `arn:aws:lambda:local:000000000000:function:flywheel-sweep-${step}`]),
+    ) as Record<SweepStepName, string>,
+    gpuJobQueue: 'arn:aws:batch:local:000000000000:job-queue/flywheel-gpu',
+    rolloutJobDefinition: `arn:aws:batch:local:000000000000:job-definition/flywheel-${ROLLOUT_JOB_DEFINITION}`,
+  };
+}
+
+export interface LocalSweepWorkflowOptions {
+  steps: SweepSteps;
+  ports: SweepStepPorts;
+  jobs: JobsPort;
+  /** Between DescribeJobs polls while a shard's job runs; default 1000 ms. */
+  pollMs?: number;
+}
+
+export function localSweepWorkflow(options: LocalSweepWorkflowOptions): LocalWorkflowSpec {
+  const arns = localSweepArns();
+  const lambdas = Object.fromEntries(
+    SWEEP_STEP_NAMES.map((step) => [arns.functions[step], (payload: unknown) => options.steps[step](options.ports, payload as never)]),
+  );
+  return {
+    definition: sweepDefinition(arns),
+    lambdas,
+    batch: {
+      jobs: options.jobs,
+      queues: { [arns.gpuJobQueue]: 'gpu' },
+      definitions: { [arns.rolloutJobDefinition]: ROLLOUT_JOB_DEFINITION },
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The Compute stack (AWS Batch): the jobs' network with one controlled way out, one fair-share queue per pool whose
+ * share identifiers are the five compute categories weighted from the stage settings, RUNNABLE time limits and their
+ * report, the rollout and forge job definitions (privileged, logs to CloudWatch, images from the stack's ECR
+ * repositories). cdk-nag and cfn-lint over the synthesized templates.
+ */
+import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchWeightFactors } from '../../lib/compute/batch-weight-factors.ts';
+import { ROLLOUT_EXIT_CODES } from '../../lib/compute/rollout-exit-codes.ts';
+import { STAGES } from '../../lib/config/stages.ts';
+import { COMPUTE_CATEGORIES } from '../../lib/ports/jobs.ts';
+import { nagViolations, resourcesOfType, synthFlywheel, type SynthesizedStage } from './synth-flywheel.ts';
+
+const run = promisify(execFile);
+const stageNames = ['dev', 'prod'] as const;
+const synthesized: Partial<Record<(typeof stageNames)[number], { s: SynthesizedStage; compute: Template; workflows: Template; paths: string[] }>> = {};
+
+beforeAll(() => {
+  for (const name of stageNames) {
+    const s = synthFlywheel(name);
+    const assembly = s.stage.synth();
+    const template = (id: string) => assembly.getStackArtifact(id).template as Record<string, unknown>;
+    const compute = template(s.stage.compute.artifactId);
+    const workflows = template(s.stage.workflows.artifactId);
+    const paths = [join(s.outdir, `${name}-compute.template.json`), join(s.outdir, `${name}-workflows.template.json`)];
+    writeFileSync(paths[0]!, JSON.stringify(compute));
+    writeFileSync(paths[1]!, JSON.stringify(workflows));
+    synthesized[name] = { s, compute: Template.fromJSON(compute), workflows: Template.fromJSON(workflows), paths };
+  }
+}, 120_000);
+afterAll(() => {
+  for (const v of Object.values(synthesized)) rmSync(v.s.outdir, { recursive: true, force: true });
+});
+const get = (name: (typeof stageNames)[number]) => synthesized[name]!;
+
+describe.each(stageNames)('compute stack (%s)', (name) => {
+  const settings = STAGES[name];
+  const compute = () => get(name).compute;
+
+  it('one managed EC2 compute environment per pool, scaling from zero, in private subnets, with the stage instance families', () => {
+    const environments = Object.values(resourcesOfType(compute(), 'AWS::Batch::ComputeEnvironment'));
+    expect(environments).toHaveLength(2);
+    const byTypes = (types: string[]) => environments.find((e) => JSON.stringify(e.Properties.ComputeResources.InstanceTypes) === JSON.stringify(types));
+    for (const pool of ['gpu', 'cpu'] as const) {
+      const env = byTypes(settings.computePools[pool].instanceTypes);
+      expect(env, pool).toBeDefined();
+      expect(env!.Properties).toMatchObject({
+        Type: 'managed',
+        ComputeResources: {
+          Type: 'EC2',
+          MinvCpus: 0,
+          MaxvCpus: settings.computePools[pool].maxvCpus,
+          Ec2Configuration: [{ ImageType: pool === 'gpu' ? 'ECS_AL2023_NVIDIA' : 'ECS_AL2023' }],
+        },
+      });
+      expect(env!.Properties.ComputeResources.Subnets).toHaveLength(2);
+    }
+  });
+
+  it('one fair-share queue per pool; its shares are the five categories with the stage weights as Batch factors', () => {
+    const queues = Object.values(resourcesOfType(compute(), 'AWS::Batch::JobQueue'));
+    expect(queues).toHaveLength(2);
+    const policies = Object.entries(resourcesOfType(compute(), 'AWS::Batch::SchedulingPolicy'));
+    expect(policies).toHaveLength(2);
+    const factors = batchWeightFactors(settings.computeShares);
+    for (const [, policy] of policies) {
+      expect(policy.Properties.FairsharePolicy.ShareDecaySeconds).toBe(settings.computeShareDecaySeconds);
+      expect(policy.Properties.FairsharePolicy.ShareDistribution).toEqual(COMPUTE_CATEGORIES.map((c) => ({ ShareIdentifier: c, WeightFactor: factors[c] })));
+    }
+    for (const queue of queues) {
+      expect(queue.Properties.ComputeEnvironmentOrder).toHaveLength(1);
+      expect(policies.filter(([id]) => JSON.stringify(queue.Properties.SchedulingPolicyArn).includes(id))).toHaveLength(1);
+      expect(queue.Properties.JobStateTimeLimitActions).toEqual(
+        ['CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY', 'MISCONFIGURATION:COMPUTE_ENVIRONMENT_MAX_RESOURCE', 'MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT'].map((reason) => ({
+          Action: 'CANCEL',
+          MaxTimeSeconds: settings.runnableTimeLimitSeconds,
+          Reason: reason,
+          State: 'RUNNABLE',
+        })),
+      );
+    }
+  });
+
+  it('jobs cancelled for waiting RUNNABLE are reported to the alarm topic', () => {
+    const [rule] = Object.values(resourcesOfType(compute(), 'AWS::Events::Rule'));
+    expect(rule!.Properties.EventPattern).toMatchObject({
+      source: ['aws.batch'],
+      'detail-type': ['Batch Job State Change'],
+      detail: { status: ['FAILED'], statusReason: [{ prefix: 'CAPACITY:' }, { prefix: 'MISCONFIGURATION:' }] },
+    });
+    expect(rule!.Properties.EventPattern.detail.jobQueue).toHaveLength(2);
+    expect(rule!.Properties.Targets).toHaveLength(1);
+    expect(JSON.stringify(rule!.Properties.Targets[0].Arn)).toContain('AlarmTopic');
+    expect(rule!.Properties.Targets[0].InputTransformer.InputTemplate).toContain('cancelled after too long RUNNABLE');
+  });
+
+  it('rollout and forge job definitions: privileged, logs to CloudWatch, images from the stack ECR repositories, exit-code retries', () => {
+    const definitions = Object.values(resourcesOfType(compute(), 'AWS::Batch::JobDefinition'));
+    expect(definitions.map((d) => d.Properties.JobDefinitionName).sort()).toEqual([`flywheel-${name}-forge`, `flywheel-${name}-rollout`]);
+    const repositories = Object.keys(resourcesOfType(compute(), 'AWS::ECR::Repository'));
+    expect(repositories).toHaveLength(2);
+    for (const d of definitions) {
+      const container = d.Properties.ContainerProperties;
+      expect(container.Privileged).toBe(true);
+      expect(container.LogConfiguration.LogDriver).toBe('awslogs');
+      expect(JSON.stringify(container.LogConfiguration.Options['awslogs-group'])).toMatch(/JobLogs/);
+      expect(repositories.some((id) => JSON.stringify(container.Image).includes(id))).toBe(true);
+      expect(container.Environment).toEqual(expect.arrayContaining([expect.objectContaining({ Name: 'FLYWHEEL_TABLE' }), expect.objectContaining({ Name: 'FLYWHEEL_BUCKET' })]));
+      expect(d.Properties.RetryStrategy).toEqual({
+        Attempts: 3,
+        EvaluateOnExit: [
+          { Action: 'EXIT', OnExitCode: String(ROLLOUT_EXIT_CODES.badInput) },
+          expect.objectContaining({ Action: 'RETRY', OnStatusReason: expect.stringContaining('Host EC2') }),
+          { Action: 'RETRY', OnReason: '*' },
+        ],
+      });
+    }
+    const rollout = definitions.find((d) => d.Properties.JobDefinitionName.endsWith('rollout'))!;
+    expect(rollout.Properties.ContainerProperties.ResourceRequirements).toEqual(expect.arrayContaining([{ Type: 'GPU', Value: '1' }]));
+  });
+
+  it('network: private subnets, NAT egress, S3 and DynamoDB gateway endpoints, flow logs; jobs may only send HTTPS', () => {
+    compute().resourceCountIs('AWS::EC2::NatGateway', settings.retainData ? 2 : 1);
+    compute().resourceCountIs('AWS::EC2::VPCEndpoint', 2);
+    compute().hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'ALL', LogDestinationType: 'cloud-watch-logs' });
+    const groups = Object.values(resourcesOfType(compute(), 'AWS::EC2::SecurityGroup')).filter((g) => String(g.Properties.GroupDescription).includes('Batch jobs'));
+    expect(groups).toHaveLength(1);
+    expect(groups[0]!.Properties.SecurityGroupIngress).toBeUndefined();
+    expect(groups[0]!.Properties.SecurityGroupEgress).toEqual([expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' })]);
+    for (const env of Object.values(resourcesOfType(compute(), 'AWS::Batch::ComputeEnvironment'))) {
+      expect(env.Properties.ComputeResources.SecurityGroupIds).toHaveLength(1);
+    }
+  });
+});
+
+describe('cdk-nag and cfn-lint over the Compute and Workflows stacks', () => {
+  it.each(stageNames)('%s: no unacknowledged AwsSolutions finding in the app', (name) => {
+    expect(nagViolations(get(name).s.app)).toEqual([]);
+  });
+
+  it.each(stageNames)('%s: cfn-lint passes', async (name) => {
+    const result = await run('cfn-lint', ['--format', 'parseable', ...get(name).paths]).then(
+      (r) => ({ code: 0, out: r.stdout + r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+    );
+    expect(result).toEqual({ code: 0, out: '' });
+  }, 90_000);
+});

@@ -1,0 +1,127 @@
+/**
+ * The Workflows stack: the sweep state machine rendered by the definition factory (CustomState JSON for Batch with the
+ * evaluation share), one house function per step, the role's grants (.sync on Batch, Distributed Map children), the
+ * per-stage schedule and the `checkpoint.registered` rule, both starting sweeps through one function.
+ */
+import { rmSync } from 'node:fs';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STAGES } from '../../lib/config/stages.ts';
+import { SHARD_JOB_TIMEOUT_SECONDS, SWEEP_SHARE_IDENTIFIER, SWEEP_TIMEOUT_SECONDS } from '../../lib/sweeps/workflow/sweep.asl.ts';
+import { SWEEP_STEP_NAMES } from '../../lib/sweeps/workflow/sweep-steps.ts';
+import { resourcesOfType, synthFlywheel, type SynthesizedStage } from './synth-flywheel.ts';
+
+const stageNames = ['dev', 'prod'] as const;
+const synthesized: Partial<Record<(typeof stageNames)[number], { s: SynthesizedStage; workflows: Template; compute: Template }>> = {};
+
+beforeAll(() => {
+  for (const name of stageNames) {
+    const s = synthFlywheel(name);
+    const assembly = s.stage.synth();
+    synthesized[name] = {
+      s,
+      workflows: Template.fromJSON(assembly.getStackArtifact(s.stage.workflows.artifactId).template as Record<string, unknown>),
+      compute: Template.fromJSON(assembly.getStackArtifact(s.stage.compute.artifactId).template as Record<string, unknown>),
+    };
+  }
+}, 120_000);
+afterAll(() => {
+  for (const v of Object.values(synthesized)) rmSync(v.s.outdir, { recursive: true, force: true });
+});
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+describe.each(stageNames)('workflows stack (%s)', (name) => {
+  const settings = STAGES[name];
+  const workflows = () => synthesized[name]!.workflows;
+  const stateMachine = () => Object.values(resourcesOfType(workflows(), 'AWS::StepFunctions::StateMachine'))[0]!;
+  const definitionText = () => JSON.stringify(stateMachine().Properties.DefinitionString);
+  const roleStatements = (): Statement[] => {
+    const roleId = stateMachine().Properties.RoleArn['Fn::GetAtt'][0] as string;
+    return Object.values(resourcesOfType(workflows(), 'AWS::IAM::Policy'))
+      .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+  };
+  const actions = (statements: Statement[]) => statements.flatMap((s) => [s.Action].flat());
+
+  it('a Standard state machine named per stage, traced, logging every event, with the sweep timeout', () => {
+    expect(stateMachine().Properties).toMatchObject({
+      StateMachineName: `flywheel-${name}-sweep`,
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: true },
+    });
+    expect(definitionText()).toContain(`\\"TimeoutSeconds\\":${SWEEP_TIMEOUT_SECONDS}`);
+  });
+
+  it('the definition submits Batch array jobs (.sync) to the GPU queue and rollout definition of the compute stack, under the evaluation share', () => {
+    const text = definitionText();
+    expect(text).toContain('arn:aws:states:::batch:submitJob.sync');
+    expect(text).toContain(`\\"ShareIdentifier\\":\\"${SWEEP_SHARE_IDENTIFIER}\\"`);
+    expect(text).toContain(`\\"TimeoutSeconds\\":${SHARD_JOB_TIMEOUT_SECONDS}`);
+    // The queue and the job definition come from the Compute stack's outputs, the functions from this stack.
+    expect(text).toMatch(new RegExp(`Fn::GetStackOutput.{0,80}Flywheel-${name}-Compute.{0,120}GpuPoolQueue`));
+    expect(text).toMatch(new RegExp(`Fn::GetStackOutput.{0,80}Flywheel-${name}-Compute.{0,120}RolloutJobDefinition`));
+  });
+
+  it('one house function per step, each invoked by the state machine, with its error alarm', () => {
+    const functions = resourcesOfType(workflows(), 'AWS::Lambda::Function');
+    const stepFunctions = Object.entries(functions).filter(([, f]) => String(f.Properties.Description).startsWith('Flywheel sweep step'));
+    expect(stepFunctions.map(([, f]) => f.Properties.Description.split(' ')[3]).sort()).toEqual([...SWEEP_STEP_NAMES].sort());
+    for (const [id, f] of stepFunctions) {
+      expect(f.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+      expect(definitionText()).toContain(id);
+    }
+    const invoke = roleStatements().find((s) => [s.Action].flat().includes('lambda:InvokeFunction'))!;
+    expect((invoke.Resource as unknown[]).map((r) => JSON.stringify(r)).sort()).toEqual(stepFunctions.map(([id]) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] })).sort());
+    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties.Dimensions[0].Value.Ref);
+    expect(alarms.sort()).toEqual(Object.keys(functions).sort());
+  });
+
+  it('the role: SubmitJob on the one queue and definition, what .sync needs, its own Distributed Map children', () => {
+    const statements = roleStatements();
+    const submit = statements.find((s) => [s.Action].flat().includes('batch:SubmitJob'))!;
+    expect(submit.Resource).toHaveLength(2);
+    expect(JSON.stringify(submit.Resource)).not.toContain('"*"');
+    expect(actions(statements)).toEqual(expect.arrayContaining(['batch:DescribeJobs', 'batch:TerminateJob', 'events:PutTargets', 'events:PutRule', 'events:DescribeRule', 'states:StartExecution', 'states:DescribeExecution', 'states:StopExecution']));
+    const rule = statements.find((s) => [s.Action].flat().includes('events:PutRule'))!;
+    expect(JSON.stringify(rule.Resource)).toContain('rule/StepFunctionsGetEventsForBatchJobsRule');
+    const start = statements.find((s) => [s.Action].flat().includes('states:StartExecution'))!;
+    expect(JSON.stringify(start.Resource)).toContain(`stateMachine:flywheel-${name}-sweep`);
+    for (const action of actions(statements)) expect(action).not.toContain('*');
+  });
+
+  it('a nightly schedule per stage invokes the start-sweep function with the scheduled time', () => {
+    const [schedule] = Object.values(resourcesOfType(workflows(), 'AWS::Scheduler::Schedule'));
+    expect(schedule!.Properties).toMatchObject({
+      ScheduleExpression: settings.sweepSchedule.expression,
+      ScheduleExpressionTimezone: settings.sweepSchedule.timezone,
+      State: settings.sweepSchedule.enabled ? 'ENABLED' : 'DISABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+    expect(JSON.parse(schedule!.Properties.Target.Input)).toEqual({ trigger: 'schedule', scheduledTime: '<aws.scheduler.scheduled-time>' });
+    expect(schedule!.Properties.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 });
+    const starter = Object.entries(resourcesOfType(workflows(), 'AWS::Lambda::Function')).find(([, f]) => String(f.Properties.Description).includes('starts a sweep'))!;
+    expect(schedule!.Properties.Target.Arn).toEqual({ 'Fn::GetAtt': [starter[0], 'Arn'] });
+    expect(starter[1].Properties.Environment.Variables.FLYWHEEL_STATE_MACHINE_SWEEP).toEqual({ Ref: Object.keys(resourcesOfType(workflows(), 'AWS::StepFunctions::StateMachine'))[0] });
+  });
+
+  it('a rule on the Flywheel bus starts a sweep for each registered checkpoint', () => {
+    const rule = Object.values(resourcesOfType(workflows(), 'AWS::Events::Rule')).find((r) => JSON.stringify(r.Properties.EventPattern).includes('checkpoint.registered'))!;
+    expect(rule.Properties.EventPattern).toEqual({ source: ['flywheel'], 'detail-type': ['checkpoint.registered'] });
+    expect(JSON.stringify(rule.Properties.EventBusName)).toContain('Bus');
+    expect(rule.Properties.Targets).toEqual([expect.objectContaining({ RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 } })]);
+  });
+
+  it('the start-sweep function may start and describe sweep executions, nothing else of Step Functions', () => {
+    const starter = Object.entries(resourcesOfType(workflows(), 'AWS::Lambda::Function')).find(([, f]) => String(f.Properties.Description).includes('starts a sweep'))!;
+    const roleId = starter[1].Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = Object.values(resourcesOfType(workflows(), 'AWS::IAM::Policy'))
+      .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    expect(actions(statements).filter((a) => a.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
+    const describe = statements.find((st) => [st.Action].flat().includes('states:DescribeExecution'))!;
+    expect(JSON.stringify(describe.Resource)).toContain(':execution:');
+    expect(actions(statements)).not.toContain('states:StopExecution');
+  });
+});

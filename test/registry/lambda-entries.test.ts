@@ -1,0 +1,44 @@
+import type { Context } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { apiEvent } from '../unit/feedback/harness.ts';
+
+const context = {
+  functionName: 'flywheel-test',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:flywheel-test',
+  memoryLimitInMB: '512',
+  awsRequestId: 'req-1',
+  logGroupName: '/aws/lambda/flywheel-test',
+  logStreamName: 's',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
+
+beforeAll(() => {
+  // Endpoints that are never called: these requests are answered before any port is used.
+  process.env.FLYWHEEL_TABLE = 'table';
+  process.env.FLYWHEEL_BUCKET = 'bucket';
+  process.env.FLYWHEEL_INGEST_QUEUE_URL = 'http://127.0.0.1:9/queue/ingest';
+  process.env.FLYWHEEL_INGEST_DLQ_URL = 'http://127.0.0.1:9/queue/ingest-dlq';
+  process.env.FLYWHEEL_EVENT_BUS = 'bus';
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+});
+
+describe('registry Lambda entries (Powertools middlewares over the shared handlers)', () => {
+  it('functions/registry/api validates before touching a port, and serves only its routes', async () => {
+    const { handler } = await import('../../functions/registry/api.ts');
+    const bad = await handler(apiEvent('POST', '/v1/checkpoints', JSON.stringify({ id: 'x' }), { 'Content-Type': 'application/json' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['model', 'serving']));
+    const other = await handler(apiEvent('GET', '/v1/sweeps/s1', null, {}), context);
+    expect(other.statusCode).toBe(404);
+  });
+
+  it('functions/registry/sweeps-api validates the sweep request', async () => {
+    const { handler } = await import('../../functions/registry/sweeps-api.ts');
+    const bad = await handler(apiEvent('POST', '/v1/sweeps', JSON.stringify({ modes: ['loose'] }), { 'Content-Type': 'application/json' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).issues[0].path).toBe('modes[0]');
+  });
+});

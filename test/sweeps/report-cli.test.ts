@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PNG } from 'pngjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { routes } from '../../lib/api/routes.ts';
+import { STAGES } from '../../lib/config/stages.ts';
+import { createLocalServer, type LocalServer } from '../../lib/local/server.ts';
+import { getSweepReport } from '../../lib/sweeps/get-sweep-report.ts';
+import { CHART_COLORS, chartLayout, renderReportChart } from '../../lib/sweeps/report-chart.ts';
+import { formatReportTable } from '../../lib/sweeps/report-table.ts';
+import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
+import { driveSweep } from './support/drive-sweep.ts';
+import { rateScript } from './support/scripted-rollout.ts';
+import { openSweepFixture, type SweepFixture } from './support/sweep-fixture.ts';
+
+const run = promisify(execFile);
+let fx: SweepFixture;
+let server: LocalServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  fx?.close();
+});
+
+const RATES: Record<string, number> = { 'ck-0': 0.2, 'ck-1': 0.5, 'ck-2': 0 };
+
+async function sweptFixture(): Promise<SweepFixture> {
+  const f = openSweepFixture();
+  await f.seed({ checkpoints: 3, suites: 2, tasks: 20 });
+  const steps = sweepStepHandlers({ settings: f.settings, notify: { log: () => {} } });
+  await driveSweep(steps, f.ports, { sweepId: 'r1', trigger: 'manual', requestedAt: f.clock.now.toISOString() }, {
+    script: rateScript((ck, suite, mode) => RATES[ck]! + (mode === 'lenient' ? 0.3 : 0) + (suite === 'suite-1' ? 0.1 : 0)),
+  });
+  return f;
+}
+
+function pixel(png: PNG, x: number, y: number): [number, number, number] {
+  const i = (y * png.width + x) * 4;
+  return [png.data[i]!, png.data[i + 1]!, png.data[i + 2]!];
+}
+
+describe('sweep report: chart and table', () => {
+  it('draws a PNG that decodes, has the layout size, and bars of the mode colours where the layout puts them', async () => {
+    fx = await sweptFixture();
+    const report = await getSweepReport(fx.ports, 'r1');
+    const layout = chartLayout(report);
+    const png = PNG.sync.read(renderReportChart(report));
+    expect([png.width, png.height]).toEqual([layout.width, layout.height]);
+    // 3 checkpoints × 2 suites × 2 modes, minus ck-2 strict (score 0: no height) on suite-0.
+    expect(layout.bars).toHaveLength(12);
+    for (const bar of layout.bars) {
+      const expected = bar.mode === 'strict' ? CHART_COLORS.strict : CHART_COLORS.lenient;
+      if (bar.score === 0) {
+        expect(bar.top).toBe(bar.bottom);
+        continue;
+      }
+      // Inside the bar, away from the CI line at its centre.
+      expect(pixel(png, bar.x + 3, Math.floor((bar.top + bar.bottom) / 2))).toEqual([...expected]);
+      expect(pixel(png, bar.x + bar.width - 3, bar.bottom - 2)).toEqual([...expected]);
+      // The error bar's cap at the CI's upper end.
+      expect(pixel(png, bar.ci!.x, bar.ci!.high)).toEqual([...CHART_COLORS.ci]);
+      // Above the CI the column is background (or a grid line), never bar colour.
+      if (bar.ci!.high > layout.panels[0]!.plotTop + 4) expect(pixel(png, bar.x + 3, bar.ci!.high - 3)).not.toEqual([...expected]);
+    }
+    // Strict is drawn beside lenient, to its left, for the same checkpoint.
+    const s = layout.bars.find((b) => b.checkpoint === 'ck-1' && b.mode === 'strict' && b.suite === 'suite-0')!;
+    const l = layout.bars.find((b) => b.checkpoint === 'ck-1' && b.mode === 'lenient' && b.suite === 'suite-0')!;
+    expect(l.x).toBeGreaterThan(s.x);
+    expect(l.top).toBeLessThan(s.top); // lenient scores higher here
+    // Text was drawn (the title row holds dark pixels), the far right margin is background.
+    let dark = 0;
+    for (let x = 0; x < png.width; x++) for (let y = 6; y < 18; y++) if (pixel(png, x, y)[0] < 100) dark++;
+    expect(dark).toBeGreaterThan(50);
+    expect(pixel(png, png.width - 2, Math.floor(png.height / 2))).toEqual([...CHART_COLORS.background]);
+  });
+
+  it('prints a table of strict beside lenient with CIs', async () => {
+    fx = await sweptFixture();
+    const table = formatReportTable(await getSweepReport(fx.ports, 'r1'));
+    const row = table.split('\n').find((l) => /^suite-0\s+ck-1\s/.test(l))!;
+    // ck-1 on suite-0: strict 10/20, lenient 16/20 (Wilson intervals).
+    expect(row).toMatch(/50\.0% \[29\.9–70\.1\] n=20\s+80\.0% \[58\.4–91\.9\] n=20/);
+    expect(table).toContain('sweep r1: succeeded');
+  });
+
+  it('flywheel sweep report <id> over HTTP: the table on stdout, the PNG on disk; status too', async () => {
+    fx = await sweptFixture();
+    server = createLocalServer({ routes, ports: fx.ports, apiKeys: ['k'], throttle: STAGES.local.api });
+    const url = await server.listen(0);
+    const file = join(fx.dir, 'chart.png');
+    const cli = (args: string[]) => run(process.execPath, ['bin/flywheel.ts', ...args, '--url', url, '--api-key', 'k'], { cwd: join(import.meta.dirname, '../..') });
+    const { stdout, stderr } = await cli(['sweep', 'report', 'r1', '--png', file]);
+    expect(stdout).toContain('sweep r1: succeeded');
+    expect(stdout.split('\n').filter((l) => /^suite-\d\s+ck-\d/.test(l))).toHaveLength(6);
+    expect(stderr).toContain(`chart: ${file}`);
+    const png = PNG.sync.read(readFileSync(file));
+    const layout = chartLayout(await getSweepReport(fx.ports, 'r1'));
+    expect([png.width, png.height]).toEqual([layout.width, layout.height]);
+    const status = await cli(['sweep', 'status', 'r1']);
+    expect(status.stdout).toContain('shards: 12 planned, 12 succeeded, 0 failed');
+    const missing = await cli(['sweep', 'status', 'nope']).catch((e: { code: number; stderr: string }) => e);
+    expect((missing as { code: number }).code).toBe(1);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * Every state machine definition the project renders, held to the subset both runtimes execute (DESIGN.md, "One
+ * workflow definition, two runtimes") and validated against the States Language with `asl-validator`; and the
+ * rendering the CDK app synthesizes is the same definition the local runtime runs.
+ */
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import aslValidator from 'asl-validator';
+import { StateMachine } from 'aws-local-stepfunctions';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/constructs/flywheel-function.ts';
+import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
+import { localSweepArns } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import {
+  BATCH_JOB_RETRY,
+  BATCH_SUBMIT_RETRY,
+  LAMBDA_STEP_RETRY,
+  worstCasePauseSeconds,
+} from '../../lib/sweeps/workflow/retry-policies.ts';
+import {
+  INLINE_MAP_MAX_CONCURRENCY,
+  SHARD_JOB_ENVIRONMENT,
+  SWEEP_SHARE_IDENTIFIER,
+  SWEEP_STATES,
+  sweepDefinition,
+  type AslDefinition,
+} from '../../lib/sweeps/workflow/sweep.asl.ts';
+import { SWEEP_STEP_NAMES } from '../../lib/sweeps/workflow/sweep-steps.ts';
+import { synthesizedSweepDefinition } from './synthesized-definition.ts';
+
+/** ARNs shaped like what CloudFormation substitutes for the tokens CDK passes. */
+const deployedLikeArns = {
+  functions: Object.fromEntries(SWEEP_STEP_NAMES.map((s) => [s, `arn:aws:lambda:eu-west-1:123456789012:function:Flywheel-dev-Workflows-${s}`])) as Record<
+    (typeof SWEEP_STEP_NAMES)[number],
+    string
+  >,
+  gpuJobQueue: 'arn:aws:batch:eu-west-1:123456789012:job-queue/flywheel-dev-gpu',
+  rolloutJobDefinition: 'arn:aws:batch:eu-west-1:123456789012:job-definition/flywheel-dev-rollout:1',
+};
+
+/** Every definition factory (`lib/<capability>/workflow/*.asl.ts`) with the renderings to check. A new file must be added here. */
+const RENDERINGS: Record<string, () => Record<string, unknown>> = {
+  'lib/sweeps/workflow/sweep.asl.ts': () => ({
+    'sweep, local placeholders': sweepDefinition(localSweepArns()),
+    'sweep, deployed-like ARNs': sweepDefinition(deployedLikeArns),
+    'sweep, as synthesized by the CDK app (dev)': synthesizedSweepDefinition('dev'),
+  }),
+};
+
+function aslFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.asl.ts'))
+    .map((e) => relative(PROJECT_ROOT, join(e.parentPath, e.name)))
+    .sort();
+}
+
+const rendered = Object.entries(RENDERINGS).flatMap(([file, render]) => Object.entries(render()).map(([label, def]) => ({ file, label, def })));
+
+describe('workflow definitions', () => {
+  it('every definition factory in lib/ is rendered here', () => {
+    expect(aslFiles(join(PROJECT_ROOT, 'lib'))).toEqual(Object.keys(RENDERINGS).sort());
+  });
+
+  it.each(rendered.map((r) => [r.label, r.def] as const))('%s: inside the two-runtime subset', (_label, def) => {
+    expect(aslSubsetViolations(def)).toEqual([]);
+  });
+
+  it.each(rendered.map((r) => [r.label, r.def] as const))('%s: valid States Language (asl-validator) and accepted by aws-local-stepfunctions', (_label, def) => {
+    // asl-validator writes a QueryLanguage into every state it checks: give it a copy.
+    const result = aslValidator(structuredClone(def) as never, { checkPaths: true, checkArn: true });
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+    expect(() => new StateMachine(structuredClone(def) as never)).not.toThrow();
+  });
+
+  it('the CDK app synthesizes the very definition the local runtime runs, ARNs aside', () => {
+    const synthesized = JSON.stringify(synthesizedSweepDefinition('dev'));
+    const local = JSON.stringify(sweepDefinition(localSweepArns()));
+    const arnLike = /arn:aws:(lambda|batch):[^"]+/g;
+    expect(synthesized.replace(arnLike, 'ARN')).toBe(local.replace(arnLike, 'ARN'));
+  });
+});
+
+describe('the subset check is not vacuous', () => {
+  const base = (): AslDefinition => sweepDefinition(localSweepArns());
+  const cases: Array<[string, (d: AslDefinition) => void, RegExp]> = [
+    ['JSONata query language', (d) => void (d.QueryLanguage = 'JSONata'), /QueryLanguage JSONata/],
+    ['a JSONata expression', (d) => void ((d.States[SWEEP_STATES.validate]!.Parameters as Record<string, unknown>).Extra = '{% $states.input %}'), /JSONata expression/],
+    ['variables', (d) => void (d.States[SWEEP_STATES.plan]!.Assign = { x: 1 }), /Assign/],
+    ['an ItemReader', (d) => void (d.States[SWEEP_STATES.distributedMap]!.ItemReader = { Resource: 'arn:aws:states:::s3:getObject' }), /ItemReader/],
+    ['a ResultWriter', (d) => void (d.States[SWEEP_STATES.distributedMap]!.ResultWriter = {}), /ResultWriter/],
+    ['an ItemBatcher', (d) => void (d.States[SWEEP_STATES.distributedMap]!.ItemBatcher = { MaxItemsPerBatch: 2 }), /ItemBatcher/],
+    ['tolerated failures', (d) => void (d.States[SWEEP_STATES.distributedMap]!.ToleratedFailurePercentage = 5), /ToleratedFailurePercentage/],
+    ['a heartbeat', (d) => void (d.States[SWEEP_STATES.compare]!.HeartbeatSeconds = 60), /HeartbeatSeconds/],
+    ['another Task resource', (d) => void (d.States[SWEEP_STATES.compare]!.Resource = 'arn:aws:states:::sqs:sendMessage'), /sqs:sendMessage/],
+    ['a Task without timeout', (d) => void delete d.States[SWEEP_STATES.compare]!.TimeoutSeconds, /without TimeoutSeconds/],
+    [
+      'a forbidden field inside a Map iteration',
+      (d) => {
+        const processor = d.States[SWEEP_STATES.inlineMap]!.ItemProcessor as { States: Record<string, Record<string, unknown>> };
+        processor.States.SubmitShardJob!.HeartbeatSeconds = 30;
+      },
+      /ItemProcessor\.States\.SubmitShardJob: HeartbeatSeconds/,
+    ],
+  ];
+  it.each(cases)('flags %s', (_name, mutate, expected) => {
+    const def = base();
+    mutate(def);
+    expect(aslSubsetViolations(def).join('\n')).toMatch(expected);
+  });
+});
+
+describe('sweep definition', () => {
+  const def = sweepDefinition(localSweepArns());
+  const iteration = (mapState: string) => (def.States[mapState]!.ItemProcessor as { States: Record<string, Record<string, any>> }).States;
+
+  it('runs validate → plan → Map (inline or distributed by plan size) → compare → saturation → notify', () => {
+    expect(def.StartAt).toBe(SWEEP_STATES.validate);
+    expect(def.States[SWEEP_STATES.validate]!.Next).toBe(SWEEP_STATES.plan);
+    expect(def.States[SWEEP_STATES.plan]!.Next).toBe(SWEEP_STATES.chooseMap);
+    expect(def.States[SWEEP_STATES.chooseMap]!.Default).toBe(SWEEP_STATES.inlineMap);
+    for (const map of [SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap]) {
+      expect(def.States[map]!.Next).toBe(SWEEP_STATES.compare);
+      expect(def.States[map]!.ItemsPath).toBe('$.plan.shards');
+    }
+    expect(def.States[SWEEP_STATES.inlineMap]!.MaxConcurrency).toBe(INLINE_MAP_MAX_CONCURRENCY);
+    expect((def.States[SWEEP_STATES.distributedMap]!.ItemProcessor as { ProcessorConfig: unknown }).ProcessorConfig).toEqual({
+      Mode: 'DISTRIBUTED',
+      ExecutionType: 'STANDARD',
+    });
+    expect(def.States[SWEEP_STATES.compare]!.Next).toBe(SWEEP_STATES.saturation);
+    expect(def.States[SWEEP_STATES.saturation]!.Next).toBe(SWEEP_STATES.notify);
+    expect(def.States[SWEEP_STATES.notify]!.End).toBe(true);
+  });
+
+  it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])('%s: each shard is a Batch array job on the GPU queue under the evaluation share', (map) => {
+    const [submit] = Object.values(iteration(map));
+    expect(submit).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::batch:submitJob.sync',
+      Parameters: {
+        JobQueue: localSweepArns().gpuJobQueue,
+        JobDefinition: localSweepArns().rolloutJobDefinition,
+        ShareIdentifier: SWEEP_SHARE_IDENTIFIER,
+        ArrayProperties: { 'Size.$': '$.shard.arraySize' },
+      },
+    });
+    expect(SWEEP_SHARE_IDENTIFIER).toBe('evaluation');
+    const env = submit!.Parameters.ContainerOverrides.Environment as Array<{ Name: string; 'Value.$': string }>;
+    expect(env).toContainEqual({ Name: 'FLYWHEEL_SHARD_KEY', 'Value.$': '$.shard.shardKey' });
+    expect(env.map((e) => e.Name).sort()).toEqual(Object.keys(SHARD_JOB_ENVIRONMENT).sort());
+    // Keys, not bodies: only ids and keys go in, only the job id and status come out.
+    expect(submit!.ResultSelector).toEqual({ 'jobId.$': '$.JobId', 'status.$': '$.Status' });
+  });
+
+  it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])('%s: retries with full jitter, and catches every error inside the iteration', (map) => {
+    const states = iteration(map);
+    const [submit, aggregate, failure] = Object.entries(states);
+    expect(submit![1].Retry).toEqual([
+      expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Batch.AWSBatchException']), MaxAttempts: BATCH_SUBMIT_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
+      expect.objectContaining({ ErrorEquals: ['States.TaskFailed'], MaxAttempts: BATCH_JOB_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
+    ]);
+    for (const [, state] of [submit!, aggregate!]) {
+      expect(state.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: failure![0] }]);
+    }
+    expect(failure![1]).toMatchObject({ Resource: 'arn:aws:states:::lambda:invoke', End: true, OutputPath: '$.Payload' });
+    expect(failure![1].Parameters.FunctionName).toBe(localSweepArns().functions['record-shard-failure']);
+  });
+
+  it('every Lambda step retries service errors with full jitter and names its function', () => {
+    const lambdaStates = [
+      ...Object.values(def.States),
+      ...Object.values(iteration(SWEEP_STATES.inlineMap)),
+    ].filter((s) => s.Resource === 'arn:aws:states:::lambda:invoke');
+    expect(lambdaStates).toHaveLength(SWEEP_STEP_NAMES.length);
+    for (const state of lambdaStates) {
+      expect(state.Retry).toEqual([expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Lambda.TooManyRequestsException']), JitterStrategy: 'FULL' })]);
+    }
+    expect(lambdaStates.map((s) => (s.Parameters as { FunctionName: string }).FunctionName).sort()).toEqual(Object.values(localSweepArns().functions).sort());
+  });
+
+  it('retry constants: the worst cases their comments state', () => {
+    expect(worstCasePauseSeconds(BATCH_SUBMIT_RETRY)).toBe(5 + 10 + 20 + 40 + 80 + 120);
+    expect(worstCasePauseSeconds(BATCH_JOB_RETRY)).toBe(60);
+    expect(worstCasePauseSeconds(LAMBDA_STEP_RETRY)).toBe(2 + 4 + 8 + 16);
+  });
+});
