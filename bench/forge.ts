@@ -123,6 +123,8 @@ interface SizeResult {
   certifiedPerHour: number;
   medianCandidateS: number;
   medianCertifiedS: number;
+  /** Medians over certified candidates: first pass, full run on the broken tree, oracle, the rest (set-up, probes, registration). */
+  phasesS: { firstPass: number; fullRun: number; oracle: number; other: number };
   verdicts: Record<string, number>;
 }
 
@@ -152,6 +154,16 @@ async function benchSize(modules: number, candidates: number, k: number): Promis
         certifiedPerHour: certified / hours,
         medianCandidateS: median(result.candidates.map((c) => c.durationMs)) / 1000,
         medianCertifiedS: median(result.candidates.filter((c) => c.status === 'certified').map((c) => c.durationMs)) / 1000,
+        phasesS: (() => {
+          const certified = result.candidates.filter((c) => c.status === 'certified' && c.timings);
+          const m = (f: (c: (typeof certified)[number]) => number) => median(certified.map(f)) / 1000;
+          return {
+            firstPass: m((c) => c.timings!.firstPassMs),
+            fullRun: m((c) => c.timings!.fullRunMs),
+            oracle: m((c) => c.timings!.oracleMs),
+            other: m((c) => c.durationMs - c.timings!.firstPassMs - c.timings!.fullRunMs - c.timings!.oracleMs),
+          };
+        })(),
         verdicts: result.counts,
       };
     } finally {
@@ -172,7 +184,8 @@ for (const modules of sizes) {
   process.stdout.write(
     `modules ${String(r.modules).padStart(4)} · files ${String(r.files).padStart(4)} · suite ${r.suiteS.toFixed(2)} s (baseline x${k}: ${r.baselineS.toFixed(1)} s) · ` +
       `tried ${r.tried}, certified ${r.certified} (${(r.share * 100).toFixed(0)}%) · median per candidate ${r.medianCandidateS.toFixed(2)} s, per certified ${r.medianCertifiedS.toFixed(2)} s · ` +
-      `${r.candidatesPerHour.toFixed(0)} candidates/h, ${r.certifiedPerHour.toFixed(0)} certified/h · ${JSON.stringify(r.verdicts)}\n`,
+      `${r.candidatesPerHour.toFixed(0)} candidates/h, ${r.certifiedPerHour.toFixed(0)} certified/h · ${JSON.stringify(r.verdicts)}\n` +
+      `    per certified task (medians): first pass ${r.phasesS.firstPass.toFixed(2)} s, full run ${r.phasesS.fullRun.toFixed(2)} s, oracle ${r.phasesS.oracle.toFixed(2)} s, other ${r.phasesS.other.toFixed(2)} s\n`,
   );
 }
 const points = results.filter((r) => Number.isFinite(r.medianCertifiedS)).map((r) => [r.suiteS, r.medianCertifiedS] as [number, number]);

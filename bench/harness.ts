@@ -1,19 +1,29 @@
 /**
  * `npm run bench:harness`: the strict harness's overhead per attempt (workspace set-up, history strip and audit,
- * egress proxy start, teardown and history restore; agent time excluded) on a generated repository of 10,000 files
+ * egress proxy start, the post-attempt re-audit, teardown and history restore; agent time excluded) on a generated repository of 10,000 files
  * and 1,000 commits. Prints median and p95 per step over N attempts, per mode and workspace strategy, plus the cold
  * first attempt (layer cache build).
  *
- * Hook for attempts/hour with a scripted model: `measureAttempts({ ..., attempt: async (session) => runAgent(session) })`
- * times whole attempts, agent included, at a given concurrency.
+ * Then attempts/hour: whole strict attempts (sandbox, setup, the agent loop against a scripted OpenAI-protocol model
+ * over real HTTP, diff, grading in a second sandbox, records and blobs written) of a small Python task, at
+ * concurrency 1 and 4; each row is the median of several rounds.
  *
- * Options (env): FLYWHEEL_BENCH_ATTEMPTS (20), FLYWHEEL_BENCH_FILES (10000), FLYWHEEL_BENCH_COMMITS (1000).
+ * Options (env): FLYWHEEL_BENCH_ATTEMPTS (20), FLYWHEEL_BENCH_FILES (10000), FLYWHEEL_BENCH_COMMITS (1000),
+ * FLYWHEEL_BENCH_RATE_ATTEMPTS (8 per round), FLYWHEEL_BENCH_RATE_ROUNDS (3), FLYWHEEL_BENCH_PART (all | overhead | rate).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
+import { harnessGrader } from '../lib/harness/attempt/harness-grader.ts';
+import { listAttemptRecords } from '../lib/harness/attempt/attempt-record.ts';
+import { loadSuite } from '../lib/harness/eval/load-suite.ts';
+import { runEval } from '../lib/harness/eval/run-eval.ts';
 import { NamespaceSandboxProvider, type NamespaceSandboxSession } from '../lib/harness/sandbox/namespace-sandbox.ts';
+import { openAiCompatibleModel } from '../lib/models/openai-compatible.ts';
+import { CORRECT_FIX, makeCalcSuite } from '../test/harness/eval/calc-suite.ts';
+import { startScriptedModelServer } from '../test/support/scripted-model-server.ts';
 import type { HarnessMode, SandboxSpec } from '../lib/harness/sandbox/sandbox.ts';
 
 /** Writes a repository with `files` files and `commits` commits through `git fast-import` (seconds, not minutes). */
@@ -45,6 +55,8 @@ export function generateRepo(dir: string, files: number, commits: number): strin
 
 export interface AttemptTiming {
   openMs: number;
+  /** Strict mode's post-attempt history re-audit (0 in lenient mode). */
+  reauditMs: number;
   closeMs: number;
   totalMs: number;
   steps: NamespaceSandboxSession['timings'];
@@ -69,9 +81,11 @@ export async function measureAttempts(input: {
       const t1 = performance.now();
       await input.attempt?.(session);
       const t2 = performance.now();
+      await session.reaudit();
+      const t2b = performance.now();
       await session.close();
       const t3 = performance.now();
-      timings.push({ openMs: t1 - t0, closeMs: t3 - t2, totalMs: t1 - t0 + (t3 - t2), steps: { ...session.timings } });
+      timings.push({ openMs: t1 - t0, reauditMs: t2b - t2, closeMs: t3 - t2b, totalMs: t1 - t0 + (t3 - t2), steps: { ...session.timings } });
     }
   };
   await Promise.all(Array.from({ length: input.concurrency ?? 1 }, worker));
@@ -86,18 +100,94 @@ function quantile(values: number[], q: number): number {
 
 const fmt = (n: number) => n.toFixed(1).padStart(7);
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Whole attempts per hour of the small calc task (read, edit, submit: 3 model turns) at `concurrency`, graded, in
+ * strict mode: `rounds` rounds of `attempts` attempts, each round a fresh run id; returns per-round figures.
+ */
+export async function measureAttemptRate(input: { work: string; concurrency: number; attempts: number; rounds: number }): Promise<{
+  attemptsPerHour: number[];
+  attemptMs: number[];
+  passed: number;
+  total: number;
+}> {
+  const dir = join(input.work, `rate-c${input.concurrency}`);
+  makeCalcSuite(dir);
+  const server = await startScriptedModelServer(CORRECT_FIX);
+  const ports = openLocalPorts(join(dir, 'data'));
+  const provider = new NamespaceSandboxProvider({ root: join(dir, 'sb') });
+  const model = openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'scripted-coder' });
+  const tasks = await loadSuite(join(dir, 'suite'));
+  const perHour: number[] = [];
+  const attemptMs: number[] = [];
+  let passed = 0;
+  let total = 0;
+  try {
+    // A warm-up attempt builds the layer cache (measured apart in the overhead table).
+    await runEval({ runId: 'warm', tasks, mode: 'strict', attempts: 1, concurrency: 1, model, provider, ports, grade: harnessGrader({ provider, blobs: ports.blobs }) });
+    for (let r = 0; r < input.rounds; r++) {
+      const results = await runEval({
+        runId: `round-${r}`,
+        tasks,
+        mode: 'strict',
+        attempts: input.attempts,
+        concurrency: input.concurrency,
+        model,
+        provider,
+        ports,
+        grade: harnessGrader({ provider, blobs: ports.blobs }),
+      });
+      perHour.push((input.attempts / results.wallTimeMs) * 3_600_000);
+      for (const rec of await listAttemptRecords(ports.records, `round-${r}`)) attemptMs.push(rec.durationMs);
+      passed += results.counts.passed;
+      total += input.attempts;
+    }
+  } finally {
+    ports.close();
+    await server.close();
+  }
+  return { attemptsPerHour: perHour, attemptMs, passed, total };
+}
+
 async function main(): Promise<void> {
+  const part = process.env.FLYWHEEL_BENCH_PART ?? 'all';
   const attempts = Number(process.env.FLYWHEEL_BENCH_ATTEMPTS ?? 20);
   const files = Number(process.env.FLYWHEEL_BENCH_FILES ?? 10_000);
   const commits = Number(process.env.FLYWHEEL_BENCH_COMMITS ?? 1_000);
   const work = mkdtempSync(join(tmpdir(), 'fw-bench-'));
   try {
+    if (part !== 'rate') await overhead(work, attempts, files, commits);
+    if (part !== 'overhead') {
+      const rateAttempts = Number(process.env.FLYWHEEL_BENCH_RATE_ATTEMPTS ?? 8);
+      const rounds = Number(process.env.FLYWHEEL_BENCH_RATE_ROUNDS ?? 3);
+      console.log(`\nattempts/hour: strict, graded, scripted model over HTTP, calc task (3 turns); ${rounds} round(s) of ${rateAttempts} attempts`);
+      console.log('concurrency | attempts/hour median (rounds) | attempt ms median  p95 | passed');
+      for (const concurrency of [1, 4]) {
+        const r = await measureAttemptRate({ work, concurrency, attempts: rateAttempts, rounds });
+        console.log(
+          `${String(concurrency).padStart(11)} | ${median(r.attemptsPerHour).toFixed(0).padStart(20)} (${r.attemptsPerHour.map((x) => x.toFixed(0)).join(', ')}) |` +
+            `${fmt(median(r.attemptMs))}${fmt(quantile(r.attemptMs, 0.95))} | ${r.passed}/${r.total}`,
+        );
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function overhead(work: string, attempts: number, files: number, commits: number): Promise<void> {
+  {
     const g0 = Date.now();
     const repo = join(work, 'repo');
     const base = generateRepo(repo, files, commits);
     console.log(`repository: ${files} files, ${commits} commits, generated in ${Date.now() - g0} ms; base = main~900`);
     console.log(`attempts per row: ${attempts} (after one cold attempt that builds the layer cache)\n`);
-    console.log('mode     workspace  cold ms | median  p95 total | median open  close | median layers workspace audit network');
+    console.log('mode     workspace  cold ms | median  p95 total | median open reaudit close | median layers workspace audit network');
     for (const mode of ['strict', 'lenient'] as HarnessMode[]) {
       for (const workspace of ['overlay', 'copy'] as const) {
         const provider = new NamespaceSandboxProvider({ root: join(work, `sb-${mode}-${workspace}`), workspace });
@@ -114,15 +204,13 @@ async function main(): Promise<void> {
         console.log(
           `${mode.padEnd(8)} ${workspace.padEnd(9)} ${fmt(cold.timings[0]?.totalMs ?? NaN)} |` +
             `${fmt(quantile(col((t) => t.totalMs), 0.5))}${fmt(quantile(col((t) => t.totalMs), 0.95))}       |` +
-            `${fmt(quantile(col((t) => t.openMs), 0.5))}     ${fmt(quantile(col((t) => t.closeMs), 0.5))} |` +
+            `${fmt(quantile(col((t) => t.openMs), 0.5))}${fmt(quantile(col((t) => t.reauditMs), 0.5))}${fmt(quantile(col((t) => t.closeMs), 0.5))} |` +
             `${fmt(quantile(col((t) => t.steps.layersMs), 0.5))}${fmt(quantile(col((t) => t.steps.workspaceMs), 0.5))}  ` +
             `${fmt(quantile(col((t) => t.steps.auditMs), 0.5))}${fmt(quantile(col((t) => t.steps.networkMs), 0.5))}`,
         );
       }
     }
     console.log('\naim: median total under 300 ms per attempt (strict, overlay is the default where the kernel allows it)');
-  } finally {
-    rmSync(work, { recursive: true, force: true });
   }
 }
 

@@ -146,7 +146,7 @@ export function registerEvalCommands(program: Command): void {
     .command('compare-modes')
     .description('run a suite in strict and lenient mode per model; report each score, the difference with a 95% CI, and the lenient-only passes')
     .requiredOption('--suite <dir>', 'folder of task JSON files')
-    .requiredOption('--model <spec>', 'openai:<model>@<baseUrl> or bedrock:<modelId>; repeat for several models', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--model <spec>', 'openai:<model>@<baseUrl> or bedrock:<modelId> (required; repeat for several models)', (v: string, all: string[] | undefined) => [...(all ?? []), v])
     .option('--concurrency <n>', 'attempts at a time', '1')
     .option('--attempts <k>', 'attempts per task and mode', '1')
     .option('--run-id <id>', 'run id; an existing one resumes (finished attempts are read back, not run again)')
@@ -159,6 +159,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
     .option('--json', 'print the report JSON instead of the table')
     .action(async (flags: CompareFlags) => {
+      if (!flags.model || flags.model.length === 0) throw new Error('--model is required (repeat it to compare several models)');
       const concurrency = positiveInt(flags.concurrency, '--concurrency');
       const attempts = positiveInt(flags.attempts, '--attempts');
       const maxTries = positiveInt(flags.maxTries, '--max-tries');
@@ -210,7 +211,7 @@ export function registerEvalCommands(program: Command): void {
 
 interface CompareFlags {
   suite: string;
-  model: string[];
+  model?: string[];
   concurrency: string;
   attempts: string;
   runId?: string;

@@ -143,7 +143,7 @@ export function registerForgeCommands(program: Command): void {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       try {
         const candidates = forgeCandidateSource(flags.statementModel ? { model: createModel(flags.statementModel) } : {});
-        const result = await forgeRepository({ spec, provider, ports, candidates, onProgress: (e) => log(forgeProgressLine(e)) });
+        const result = await forgeRepository({ spec, provider, ports, candidates, sourceCacheDir: join(dataDir, 'sources'), onProgress: (e) => log(forgeProgressLine(e)) });
         const paths = suitePaths(dataDir, spec.suite);
         await exportSuite(ports, { suite: spec.suite, ...paths });
         process.stdout.write(flags.json ? `${JSON.stringify({ ...result, suiteDir: paths.dir }, null, 2)}\n` : forgeSummary(result, paths.dir));

@@ -44,6 +44,11 @@ export interface ForgeCandidate {
   leftovers?: string[];
   /** Writes the task statement, given the failing tests; undefined gives the template below. */
   statement?: (context: { failToPass: string[]; removalPatch: string }) => Promise<string>;
+  /**
+   * The statement leak check: a removed line the text carries that the agent could not see anyway (signatures and doc
+   * comments it is shown are not leaks); default: any probed removed line.
+   */
+  statementLeak?: (statement: string) => string | undefined;
   /** Scores the task with the quality rubric (stored on the task as `metadata.forge.quality`). */
   quality?: (context: { statement: string; failToPass: string[] }) => Promise<unknown>;
 }
@@ -284,7 +289,7 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
       logs.push(`statement writer failed (${(error as Error).message}); template used`);
       instruction = templateStatement(candidate, c.failToPass);
     }
-    const leakedInStatement = probeLines(removed).find((line) => instruction.includes(line));
+    const leakedInStatement = candidate.statementLeak ? candidate.statementLeak(instruction) : probeLines(removed).find((line) => instruction.includes(line));
     if (leakedInStatement) return reject('rejected', 'statement-leaks', `the statement carries a removed line: ${leakedInStatement}`, c.failToPass);
     let quality: unknown;
     if (candidate.quality) {

@@ -13,6 +13,7 @@ import type { Candidate, CandidateLanguage } from './candidate.ts';
 import type { ModelsPort } from '../ports/models.ts';
 import { findCandidates } from './candidates/find-candidates.ts';
 import { findLeftovers } from './leftovers/strip-leftovers.ts';
+import { findLeaks } from './statement/find-leaks.ts';
 import { scoreTaskQuality } from './statement/score-task-quality.ts';
 import { writeTaskStatement } from './statement/write-task-statement.ts';
 import type { ForgeCandidate } from './certify-candidate.ts';
@@ -142,6 +143,7 @@ export function toForgeCandidate(c: Candidate, leftovers: readonly string[], opt
     ...(c.context.relatedTests ? { testFiles: c.context.relatedTests } : {}),
     leftovers: [...leftovers],
     statement: async ({ failToPass }) => (await writeTaskStatement(c, { failingTests: failToPass, ...(model ? { model } : {}) })).statement,
+    statementLeak: (text) => findLeaks(text, c, { allowed: [...c.context.signatures, ...c.context.docComments] })[0]?.line,
     quality: async ({ statement, failToPass }) => scoreTaskQuality(c, { statement, failingTests: failToPass, ...(model ? { model } : {}) }),
   };
 }

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git } from '../harness/git/run-git.ts';
 import { buildStrippedRepoFromTree } from '../harness/git/strip-history.ts';
+import { prepareTaskSource } from '../harness/task/prepare-task-source.ts';
+import { parseTask, TASK_SCHEMA_VERSION } from '../harness/task/task-schema.ts';
 import { ValidationError } from '../errors.ts';
 import type { ForgeRepo } from './schemas.ts';
 
@@ -55,7 +57,7 @@ async function exists(p: string): Promise<boolean> {
  * @example
  * const work = await prepareWorkRepo({ kind: 'local', path: '/src/calc' }, '/tmp/forge-1');
  */
-export async function prepareWorkRepo(repo: ForgeRepo, workDir: string): Promise<WorkRepo> {
+export async function prepareWorkRepo(repo: ForgeRepo, workDir: string, options: { cacheDir?: string } = {}): Promise<WorkRepo> {
   await mkdir(workDir, { recursive: true });
   const dir = join(workDir, 'repo');
   const gitDir = join(dir, '.git');
@@ -80,7 +82,20 @@ export async function prepareWorkRepo(repo: ForgeRepo, workDir: string): Promise
     }
   } else {
     origin = repo.url;
-    await git(['clone', '--no-checkout', '--quiet', repo.url, dir]);
+    // With a commit and a cache folder, the harness's task-source fetcher clones it once per URL + commit (and
+    // fetches a commit no ref names); the forge then copies from that cache.
+    const source =
+      repo.commit && options.cacheDir
+        ? await prepareTaskSource(
+            parseTask({ schemaVersion: TASK_SCHEMA_VERSION, id: 'forge-source', suite: 'forge', split: 'train', visibility: 'private', repo: { kind: 'git', url: repo.url, commit: repo.commit }, instruction: 'forge source', testCommand: 'true', failToPass: [] }),
+            { cacheDir: options.cacheDir },
+          )
+        : repo.url;
+    await git(['clone', '--no-checkout', '--quiet', source, dir]);
+    // A commit no ref names (a PR head) is asked for by id.
+    if (repo.commit && (await git(['--git-dir', gitDir, 'cat-file', '-e', `${repo.commit}^{commit}`], { allowFailure: true })).code !== 0) {
+      await git(['--git-dir', gitDir, 'fetch', '--quiet', 'origin', repo.commit], { allowFailure: true });
+    }
   }
   const resolved = await git(['--git-dir', gitDir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { allowFailure: true });
   if (resolved.code !== 0) throw new ValidationError(`commit ${rev} is not in ${origin}`, [{ path: 'repo.commit', message: 'not found' }]);

@@ -28,6 +28,8 @@ export interface ForgeRepositoryInput {
   runId?: string;
   /** Scratch folder (the work repository, task repositories); removed at the end unless given. */
   workDir?: string;
+  /** Where remote repositories are cached between runs (the harness's task-source cache). */
+  sourceCacheDir?: string;
   onProgress?: (event: ForgeProgress) => void;
   now?: () => Date;
 }
@@ -68,7 +70,7 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
   const t0 = Date.now();
   const startedAt = now().toISOString();
   const workDir = input.workDir ?? (await mkdtemp(join(tmpdir(), 'fw-forge-')));
-  const work = await prepareWorkRepo(spec.repo, join(workDir, 'work'));
+  const work = await prepareWorkRepo(spec.repo, join(workDir, 'work'), input.sourceCacheDir ? { cacheDir: input.sourceCacheDir } : {});
   await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'running', startedAt });
   try {
     const baseline = await runBaseline({ provider, sourceDir: work.dir, commit: work.baseCommit, spec, blobs: ports.blobs, logPrefix: `forge/runs/${runId}/baseline` });
@@ -128,6 +130,7 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
           ...(finalOutcome.status === 'certified' ? { taskId, failToPass: finalOutcome.task.failToPass } : {}),
           ...(finalOutcome.status !== 'certified' && finalOutcome.failToPass ? { failToPass: finalOutcome.failToPass.slice(0, 200) } : {}),
           durationMs: finalOutcome.timings.totalMs,
+          timings: { firstPassMs: finalOutcome.timings.firstPassMs, fullRunMs: finalOutcome.timings.fullRunMs, oracleMs: finalOutcome.timings.oracleMs },
           logKey,
           at: now().toISOString(),
         };

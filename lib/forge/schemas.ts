@@ -136,6 +136,8 @@ export interface CandidateRecordBody {
   taskId?: string;
   failToPass?: string[];
   durationMs: number;
+  /** Milliseconds of the first pass, the full run on the broken tree and the oracle runs. */
+  timings?: { firstPassMs: number; fullRunMs: number; oracleMs: number };
   logKey?: string;
   at: string;
 }

@@ -9,6 +9,7 @@ import { JobImage } from '../compute/infra/job-image.ts';
 import { RunnableTimeoutReport } from '../compute/infra/runnable-timeout-report.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { retentionDays } from '../constructs/flywheel-function.ts';
+import { ROLLOUT_ATTEMPT_TIMEOUT_SECONDS, ROLLOUT_JOB_ATTEMPTS } from '../sweeps/workflow/sweep.asl.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
 
@@ -59,7 +60,8 @@ export class ComputeStack extends Stack {
       gpus: 1,
       environment,
       logGroup: this.jobLogs,
-      attemptTimeout: Duration.hours(6),
+      attemptTimeout: Duration.seconds(ROLLOUT_ATTEMPT_TIMEOUT_SECONDS),
+      attempts: ROLLOUT_JOB_ATTEMPTS,
       description: 'One shard of an eval sweep: attempts in the strict harness, the checkpoint served beside them',
     });
     this.forge = new JobImage(this, 'Forge', {
@@ -70,6 +72,7 @@ export class ComputeStack extends Stack {
       environment,
       logGroup: this.jobLogs,
       attemptTimeout: Duration.hours(2),
+      attempts: 3,
       description: 'Forge: certified tasks made by deleting a feature from a repository with tests',
     });
     for (const image of [this.rollout, this.forge]) {

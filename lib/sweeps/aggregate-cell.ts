@@ -32,6 +32,8 @@ export interface ShardPartItem {
   infrastructureErrors: number;
   jobId?: string;
   error?: string;
+  /** Why, in words (Batch's StatusReason, a Lambda's errorMessage). */
+  reason?: string;
   cause?: string;
   updatedAt: string;
   [k: string]: unknown;

@@ -78,6 +78,7 @@ export async function recordShardFailure(ports: SweepStepPorts, input: RecordSha
     ungraded: 0,
     infrastructureErrors: 0,
     error: input.error.Error,
+    ...(failureReason(input.error.Cause) ? { reason: failureReason(input.error.Cause) } : {}),
     // Batch puts the whole job description in Cause: keep the record small.
     ...(input.error.Cause ? { cause: input.error.Cause.slice(0, 2000) } : {}),
     updatedAt: ports.now().toISOString(),
@@ -85,6 +86,22 @@ export async function recordShardFailure(ports: SweepStepPorts, input: RecordSha
   await ports.records.put(part);
   await rebuildCellOf(ports, sweepId, shard);
   return { shardId: shard.shardId, status: 'failed', error: input.error.Error };
+}
+
+/**
+ * A person-readable reason from a Step Functions Cause: Batch's `StatusReason` (e.g. `Essential container in task
+ * exited`, a RUNNABLE time-limit cancel) or a Lambda's `errorMessage`, else the Cause's start.
+ */
+export function failureReason(cause: string | undefined): string | undefined {
+  if (!cause) return undefined;
+  try {
+    const c = JSON.parse(cause) as { StatusReason?: unknown; errorMessage?: unknown; Attempts?: Array<{ StatusReason?: unknown }> };
+    const reason = c.StatusReason ?? c.Attempts?.at(-1)?.StatusReason ?? c.errorMessage;
+    if (typeof reason === 'string' && reason) return reason.slice(0, 300);
+  } catch {
+    // not JSON: the text itself
+  }
+  return cause.slice(0, 300);
 }
 
 async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pick<ShardPartItem, 'perTask' | 'ungraded' | 'infrastructureErrors'>> {

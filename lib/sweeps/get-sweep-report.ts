@@ -69,7 +69,7 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
       ...(sweep.finishedAt ? { finishedAt: sweep.finishedAt } : {}),
     },
     ...(execution ? { execution } : {}),
-    failedShards: parts.filter((p) => p.status === 'failed').map((p) => ({ shardId: p.shardId, checkpoint: p.checkpoint, suite: p.suite, mode: p.mode, error: p.error ?? 'error' })),
+    failedShards: parts.filter((p) => p.status === 'failed').map((p) => ({ shardId: p.shardId, checkpoint: p.checkpoint, suite: p.suite, mode: p.mode, error: p.error ?? 'error', ...(p.reason ? { reason: p.reason } : {}) })),
     results: cells.map(toResult).sort((a, b) => cmp(order(a), order(b))),
     comparisons: comparisons.sort((a, b) => cmp(order(a), order(b))),
     saturated,

@@ -38,7 +38,7 @@ export function formatReportTable(report: SweepReport): string {
   out += `, ${s.attemptsPerTask} attempt(s) per task\n\n`;
   out += line(header) + line(widths.map((w) => '-'.repeat(w)));
   for (const r of rows) out += line(r);
-  if (report.failedShards.length > 0) out += `\nfailed shards: ${report.failedShards.map((f) => `${f.shardId} (${f.checkpoint} ${f.suite} ${f.mode}: ${f.error})`).join(', ')}\n`;
+  if (report.failedShards.length > 0) out += `\nfailed shards: ${report.failedShards.map((f) => `${f.shardId} (${f.checkpoint} ${f.suite} ${f.mode}: ${f.error}${f.reason ? `: ${f.reason}` : ''})`).join(', ')}\n`;
   for (const x of report.saturated) {
     out += `\nsaturated: ${x.suite} (best strict ${pct(x.score)} by ${x.checkpoint}${x.usefulLifeDays !== undefined ? `, useful life ${x.usefulLifeDays} days` : ''}): retire it or forge harder tasks\n`;
   }

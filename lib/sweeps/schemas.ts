@@ -25,7 +25,7 @@ const selection = {
 
 /** `POST /v1/sweeps` and `flywheel sweep start`. */
 export const SweepStartInput = z
-  .object({ sweepId: SweepId.optional().openapi({ description: 'Absent: `manual-<time>`. Starting an id again resumes that sweep.' }), ...selection })
+  .object({ sweepId: SweepId.optional().openapi({ description: 'Absent: `manual-<time>`. Starting an id again resumes that sweep with the selection it recorded (the answer says what runs).' }), ...selection })
   .strict()
   .openapi('SweepStartInput');
 
@@ -102,7 +102,7 @@ export const SweepReportView = z
       .object({ executionId: z.string(), status: z.string(), error: z.string().optional(), cause: z.string().optional() })
       .optional()
       .openapi({ description: 'The workflow execution, when the API can describe it.' }),
-    failedShards: z.array(z.object({ shardId: z.string(), checkpoint: z.string(), suite: z.string(), mode: HarnessModeSchema, error: z.string() })),
+    failedShards: z.array(z.object({ shardId: z.string(), checkpoint: z.string(), suite: z.string(), mode: HarnessModeSchema, error: z.string(), reason: z.string().optional() })),
     results: z.array(ResultView),
     comparisons: z.array(ComparisonView),
     saturated: z.array(z.object({ suite: z.string(), score: z.number(), checkpoint: z.string(), usefulLifeDays: z.number().optional() })),

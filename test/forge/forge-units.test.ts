@@ -157,6 +157,11 @@ describe('prepareWorkRepo (the forge never writes to the repository it is given)
       expect(await readFile(join(local.checkoutDir, 'a.py'), 'utf8')).toBe('v = 1\n');
       const url = await prepareWorkRepo({ kind: 'git', url: `file://${repo}`, commit: first }, join(scratch, 'u'));
       expect(url.baseTree).toBe(local.baseTree);
+      // Through the harness's task-source cache: cloned once per URL + commit, reused by the next run.
+      const cached = await prepareWorkRepo({ kind: 'git', url: `file://${repo}`, commit: first }, join(scratch, 'c1'), { cacheDir: join(scratch, 'cache') });
+      expect(cached.baseTree).toBe(local.baseTree);
+      const again = await prepareWorkRepo({ kind: 'git', url: `file://${repo}`, commit: first }, join(scratch, 'c2'), { cacheDir: join(scratch, 'cache') });
+      expect(again.baseCommit).toBe(first);
       const head = await prepareWorkRepo({ kind: 'local', path: repo }, join(scratch, 'h'));
       expect(await readFile(join(head.checkoutDir, 'a.py'), 'utf8')).toBe('v = 2\n');
       const plain = await writeRepo({ 'b.ts': 'export const b = 1;\n' }, { git: false });

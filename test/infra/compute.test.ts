@@ -8,12 +8,13 @@ import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchWeightFactors } from '../../lib/compute/batch-weight-factors.ts';
 import { ROLLOUT_EXIT_CODES } from '../../lib/compute/rollout-exit-codes.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import { COMPUTE_CATEGORIES } from '../../lib/ports/jobs.ts';
+import { ROLLOUT_ATTEMPT_TIMEOUT_SECONDS, ROLLOUT_JOB_ATTEMPTS, SHARD_JOB_TIMEOUT_SECONDS } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { nagViolations, resourcesOfType, synthFlywheel, type SynthesizedStage } from './synth-flywheel.ts';
 
 const run = promisify(execFile);
@@ -97,6 +98,11 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
     expect(rule!.Properties.Targets).toHaveLength(1);
     expect(JSON.stringify(rule!.Properties.Targets[0].Arn)).toContain('AlarmTopic');
     expect(rule!.Properties.Targets[0].InputTransformer.InputTemplate).toContain('cancelled after too long RUNNABLE');
+    // EventBridge may publish to the encrypted alarm topic: the topic policy and its key let events.amazonaws.com.
+    const keyPolicy = Object.values(resourcesOfType(get(name).s.pipeline, 'AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as Array<{ Principal?: { Service?: string } }>;
+    expect(keyPolicy.some((st) => st.Principal?.Service === 'events.amazonaws.com')).toBe(true);
+    const topicPolicy = Object.values(resourcesOfType(get(name).s.pipeline, 'AWS::SNS::TopicPolicy'))[0]!.Properties.PolicyDocument.Statement as Array<{ Action: string; Principal?: { Service?: string } }>;
+    expect(topicPolicy.some((st) => st.Principal?.Service === 'events.amazonaws.com' && st.Action === 'sns:Publish')).toBe(true);
   });
 
   it('rollout and forge job definitions: privileged, logs to CloudWatch, images from the stack ECR repositories, exit-code retries', () => {
@@ -112,7 +118,7 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
       expect(repositories.some((id) => JSON.stringify(container.Image).includes(id))).toBe(true);
       expect(container.Environment).toEqual(expect.arrayContaining([expect.objectContaining({ Name: 'FLYWHEEL_TABLE' }), expect.objectContaining({ Name: 'FLYWHEEL_BUCKET' })]));
       expect(d.Properties.RetryStrategy).toEqual({
-        Attempts: 3,
+        Attempts: ROLLOUT_JOB_ATTEMPTS,
         EvaluateOnExit: [
           { Action: 'EXIT', OnExitCode: String(ROLLOUT_EXIT_CODES.badInput) },
           expect.objectContaining({ Action: 'RETRY', OnStatusReason: expect.stringContaining('Host EC2') }),
@@ -122,6 +128,9 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
     }
     const rollout = definitions.find((d) => d.Properties.JobDefinitionName.endsWith('rollout'))!;
     expect(rollout.Properties.ContainerProperties.ResourceRequirements).toEqual(expect.arrayContaining([{ Type: 'GPU', Value: '1' }]));
+    // The state machine waits for every attempt at its longest: the two timeouts agree.
+    expect(rollout.Properties.Timeout).toEqual({ AttemptDurationSeconds: ROLLOUT_ATTEMPT_TIMEOUT_SECONDS });
+    expect(SHARD_JOB_TIMEOUT_SECONDS).toBeGreaterThan(ROLLOUT_JOB_ATTEMPTS * ROLLOUT_ATTEMPT_TIMEOUT_SECONDS);
   });
 
   it('network: private subnets, NAT egress, S3 and DynamoDB gateway endpoints, flow logs; jobs may only send HTTPS', () => {
@@ -139,6 +148,15 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
 });
 
 describe('cdk-nag and cfn-lint over the Compute and Workflows stacks', () => {
+  it.each(stageNames)('%s: no CDK warnings or errors on the Compute and Workflows stacks', (name) => {
+    const { stage } = get(name).s;
+    for (const stack of [stage.compute, stage.workflows]) {
+      const annotations = Annotations.fromStack(stack);
+      expect(annotations.findError('*', Match.anyValue()), stack.stackName).toEqual([]);
+      expect(annotations.findWarning('*', Match.anyValue()), stack.stackName).toEqual([]);
+    }
+  });
+
   it.each(stageNames)('%s: no unacknowledged AwsSolutions finding in the app', (name) => {
     expect(nagViolations(get(name).s.app)).toEqual([]);
   });

@@ -6,7 +6,12 @@ import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/api/routes.ts';
 import { STAGES } from '../../lib/config/stages.ts';
+import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
+import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
+import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { createLocalServer, type LocalServer } from '../../lib/local/server.ts';
+import { localSweepWorkflow } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { SWEEP_WORKFLOW } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { getSweepReport } from '../../lib/sweeps/get-sweep-report.ts';
 import { CHART_COLORS, chartLayout, renderReportChart } from '../../lib/sweeps/report-chart.ts';
 import { formatReportTable } from '../../lib/sweeps/report-table.ts';
@@ -101,5 +106,31 @@ describe('sweep report: chart and table', () => {
     expect(status.stdout).toContain('shards: 12 planned, 12 succeeded, 0 failed');
     const missing = await cli(['sweep', 'status', 'nope']).catch((e: { code: number; stderr: string }) => e);
     expect((missing as { code: number }).code).toBe(1);
+  });
+
+  it('flywheel sweep start runs a sweep through the API and the workflows port; a bad selection exits 1 naming it', async () => {
+    fx = openSweepFixture({ settings: { shardMaxTasks: 4, tasksPerChild: 2 } });
+    await fx.seed({ checkpoints: 1, suites: 1, tasks: 4 });
+    const jobs = new LocalJobs({ dataDir: fx.dir, definitions: { rollout: { command: ['node', 'test/sweeps/support/scripted-rollout-job.ts'] } }, env: { ...process.env, FLYWHEEL_DATA_DIR: fx.dir }, pollMs: 50 });
+    const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
+    const wf = new LocalWorkflows(openDatabase(join(fx.dir, 'workflows.sqlite')), { [SWEEP_WORKFLOW]: localSweepWorkflow({ steps, ports: fx.ports, jobs, pollMs: 50 }) });
+    fx.ports.workflows = wf;
+    server = createLocalServer({ routes, ports: fx.ports, apiKeys: ['k'], throttle: STAGES.local.api });
+    const url = await server.listen(0);
+    const cli = (args: string[]) => run(process.execPath, ['bin/flywheel.ts', ...args, '--url', url, '--api-key', 'k'], { cwd: join(import.meta.dirname, '../..') });
+    try {
+      const started = await cli(['sweep', 'start', '--sweep-id', 'cli-1', '--suite', 'suite-0', '--mode', 'strict']);
+      expect(started.stdout).toContain('sweep cli-1 started: 1 checkpoint(s) × 1 suite(s) × strict');
+      const done = await wf.waitFor(LocalWorkflows.executionId(SWEEP_WORKFLOW, 'cli-1'), { timeoutMs: 60_000 });
+      expect(done.status).toBe('SUCCEEDED');
+      const status = await cli(['sweep', 'status', 'cli-1']);
+      expect(status.stdout).toContain('sweep cli-1: succeeded (execution SUCCEEDED)');
+      const bad = await cli(['sweep', 'start', '--suite', 'nope']).catch((e: { code: number; stdout: string }) => e);
+      expect((bad as { code: number }).code).toBe(1);
+      expect((bad as { stdout: string }).stdout).toContain('no suite nope is registered');
+    } finally {
+      await wf.close();
+      await jobs.close();
+    }
   });
 });

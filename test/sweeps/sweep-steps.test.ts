@@ -91,7 +91,7 @@ describe('sweep steps over the local ports', () => {
     expect(outcomes[1]).toEqual({ shardId: 'c0-s0-strict-1', status: 'failed', error: 'States.TaskFailed' });
     const report = await getSweepReport(fx.ports, 's1');
     expect(report.sweep.status).toBe('partial');
-    expect(report.failedShards).toEqual([{ shardId: 'c0-s0-strict-1', checkpoint: 'ck-0', suite: 'suite-0', mode: 'strict', error: 'States.TaskFailed' }]);
+    expect(report.failedShards).toEqual([{ shardId: 'c0-s0-strict-1', checkpoint: 'ck-0', suite: 'suite-0', mode: 'strict', error: 'States.TaskFailed', reason: 'Essential container in task exited' }]);
     expect(report.results[0]).toMatchObject({ tasks: 10, n: 5, shards: 2, shardsAggregated: 1, shardsFailed: 1, score: 0.6 });
     // A re-run in which the shard succeeds replaces the failure; a later failure of a succeeded shard keeps the result.
     const plan = await steps['plan-shards'](fx.ports, { sweepId: 's1' });

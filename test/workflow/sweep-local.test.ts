@@ -52,8 +52,14 @@ function freshDir(): string {
   return dir;
 }
 
-function open(dataDir: string, wrapJobs?: (jobs: JobsPort) => JobsPort): SweepRuntime {
-  const runtime = openSweepRuntime({ dataDir, modelUrl: model.baseUrl, steps: minimalSweepSteps(), ...(wrapJobs ? { wrapJobs } : {}) });
+function open(dataDir: string, wrapJobs?: (jobs: JobsPort) => JobsPort, inlineMapMaxShards?: number): SweepRuntime {
+  const runtime = openSweepRuntime({
+    dataDir,
+    modelUrl: model.baseUrl,
+    steps: minimalSweepSteps(),
+    ...(wrapJobs ? { wrapJobs } : {}),
+    ...(inlineMapMaxShards !== undefined ? { inlineMapMaxShards } : {}),
+  });
   runtimes.push(runtime);
   return runtime;
 }
@@ -128,6 +134,19 @@ describe('sweep on the local runtime', () => {
     expect(events.filter((e) => e.type === 'suite.saturated').map((e) => e.detail)).toEqual([{ suite: 'easy', sweepId: 's1', threshold: 0.9 }]);
     expect(events.find((e) => e.type === 'sweep.finished')?.detail).toMatchObject({ status: 'partial', failed: ['c1-s0-strict', 'c1-s1-strict'] });
   }, 90_000);
+
+  it('a plan over the inline bound runs through the Distributed Map branch, with the same iteration', async () => {
+    const runtime = open(freshDir(), undefined, 1);
+    await putTestSuite(runtime.ports, 'easy', ['e1']);
+    await putTestSuite(runtime.ports, 'hard', ['h1', 'h2']);
+    const { executionId } = await runtime.workflows.start(SWEEP_WORKFLOW, { name: 'big', input: request('big', ['ckpt-a', 'ckpt-broken'], { suites: ['easy'] }) });
+    const done = await runtime.workflows.waitFor(executionId, { timeoutMs: 60_000 });
+    expect(done.output).toEqual({ sweepId: 'big', status: 'partial', succeededShards: 1, failedShards: 1 });
+    const entered = new Set(runtime.workflows.history(executionId).filter((e) => e.type === 'StateEntered').map((e) => e.state));
+    expect(entered.has('RunShardsDistributed')).toBe(true);
+    expect(entered.has('RunShardsInline')).toBe(false);
+    expect([...entered].filter((s) => s?.endsWith('Distributed')).sort()).toEqual(['AggregateShardDistributed', 'RecordShardFailureDistributed', 'RunShardsDistributed', 'SubmitShardJobDistributed']);
+  }, 60_000);
 
   it('starting the same name again returns the finished execution; another input is refused', async () => {
     const runtime = open(freshDir());

@@ -22,6 +22,8 @@ export interface JobImageProps {
   logGroup: ILogGroup;
   /** Killed after this long per attempt. */
   attemptTimeout: Duration;
+  /** Attempts in all (Batch retries a failed attempt per the exit-code strategy below). */
+  attempts: number;
   description: string;
 }
 
@@ -33,7 +35,7 @@ export interface JobImageProps {
  *   namespace (`lib/harness/sandbox/namespace-sandbox.ts`), which an unprivileged ECS container may not do.
  * - Logs go to the given CloudWatch log group (awslogs driver), one stream per job attempt.
  * - Retries follow the rollout job's exit codes (`lib/compute/rollout-exit-codes.ts`): a bad shard spec (exit 3)
- *   exits at once, a host reclaimed or any other failure is retried (3 attempts in all); a job that resumes skips
+ *   exits at once, a host reclaimed or any other failure is retried (`attempts` in all); a job that resumes skips
  *   finished attempts, so a retry only redoes what is left.
  * - The job role may read and write records and blobs (granted by the stack), nothing else.
  */
@@ -68,7 +70,7 @@ export class JobImage extends Construct {
         environment: { FLYWHEEL_STAGE: settings.stage, ...props.environment },
         logging: ecs.LogDriver.awsLogs({ logGroup: props.logGroup, streamPrefix: props.name }),
       }),
-      retryAttempts: 3,
+      retryAttempts: props.attempts,
       retryStrategies: [
         batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom({ onExitCode: String(ROLLOUT_EXIT_CODES.badInput) })),
         batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.SPOT_INSTANCE_RECLAIMED),

@@ -339,7 +339,9 @@ export class LocalWorkflows implements WorkflowsPort {
     const spec = this.#specs[row.workflow]!;
     const input = JSON.parse(row.input) as never;
     const batchTries = new Map<string, number>();
-    const handlers = this.#handlers(spec, executionId, batchTries);
+    // Stops the handlers' own waits (a `.sync` poll) when the run is stopped: the library's abort only stops the states.
+    const stopped = new AbortController();
+    const handlers = this.#handlers(spec, executionId, batchTries, stopped.signal);
     const machine = new StateMachine(spec.definition as StateMachineDefinition, { validationOptions: { noValidate: true } });
     const execution = machine.run(input, {
       overrides: {
@@ -381,6 +383,7 @@ export class LocalWorkflows implements WorkflowsPort {
     this.#running.set(executionId, {
       abort: () => {
         aborted = true;
+        stopped.abort();
         execution.abort();
       },
       done,
@@ -402,7 +405,7 @@ export class LocalWorkflows implements WorkflowsPort {
   }
 
   /** One local handler per Task state of the definition (Map iterations included), by state name. */
-  #handlers(spec: LocalWorkflowSpec, executionId: string, batchTries: Map<string, number>): Record<string, (input: never) => Promise<never>> {
+  #handlers(spec: LocalWorkflowSpec, executionId: string, batchTries: Map<string, number>, signal: AbortSignal): Record<string, (input: never) => Promise<never>> {
     const handlers: Record<string, (input: never) => Promise<never>> = {};
     for (const [name, state] of taskStates(spec.definition as AslLike)) {
       const resource = String(state.Resource);
@@ -419,7 +422,7 @@ export class LocalWorkflows implements WorkflowsPort {
         }) as never;
       } else if (resource === 'arn:aws:states:::batch:submitJob.sync' || resource === 'arn:aws:states:::batch:submitJob') {
         const sync = resource.endsWith('.sync');
-        handlers[name] = ((parameters: BatchSubmitParameters) => this.#submitBatch(spec, executionId, batchTries, parameters, sync)) as never;
+        handlers[name] = ((parameters: BatchSubmitParameters) => this.#submitBatch(spec, executionId, batchTries, parameters, sync, signal)) as never;
       } else {
         throw new Error(`state ${name}: resource ${resource} has no local handler (the subset is Lambda invoke and Batch submitJob)`);
       }
@@ -433,6 +436,7 @@ export class LocalWorkflows implements WorkflowsPort {
     batchTries: Map<string, number>,
     parameters: BatchSubmitParameters,
     sync: boolean,
+    signal: AbortSignal,
   ): Promise<unknown> {
     const batch = spec.batch;
     if (!batch) throw namedError('Batch.ClientException', 'this workflow has no local Batch targets');
@@ -470,7 +474,7 @@ export class LocalWorkflows implements WorkflowsPort {
       throw namedError(retryable ? 'Batch.AWSBatchException' : 'Batch.ClientException', (error as Error).message);
     }
     if (!sync) return { JobId: jobId, JobName: parameters.JobName };
-    const job = await waitForJob(batch.jobs, jobId, { pollMs: batch.pollMs ?? 1000 });
+    const job = await waitForJob(batch.jobs, jobId, { pollMs: batch.pollMs ?? 1000, signal });
     const description = describeJobOutput(job);
     if (job.status === 'FAILED') throw namedError('States.TaskFailed', JSON.stringify(description));
     return description;

@@ -23,10 +23,21 @@ function tsStub(outline: SourceOutline, cls: OutlineSymbol, returnTypes?: Return
     if (!m.stub) continue;
     if (m.private && m.kind !== 'constructor') continue;
     let stub = m.stub;
+    let typed = false;
     if (m.returnTypeAt !== undefined && m.returnTypeSlot !== undefined && returnTypes && outline.language === 'typescript') {
       const type = returnTypes(outline.path, m.returnTypeSlot);
-      if (type) stub = `${stub.slice(0, m.returnTypeAt)}: ${type}${stub.slice(m.returnTypeAt)}`;
+      if (type) {
+        stub = `${stub.slice(0, m.returnTypeAt)}: ${type}${stub.slice(m.returnTypeAt)}`;
+        typed = true;
+      }
     }
+    // A field whose type could not be inferred (or JavaScript, with no types) is dropped rather than left invalid.
+    if (m.needsType && !typed) {
+      if (outline.language === 'typescript') continue;
+      stub = stub.replace(/!;$/, ';');
+    }
+    // TypeScript wants super() in a derived constructor; the stub throws first, which is what it should do.
+    if (m.kind === 'constructor' && cls.derived && outline.language === 'typescript') lines.push(`${inner}// @ts-expect-error the stub throws before calling super()`);
     lines.push(reindent(stub, inner));
   }
   const body = lines.length > 0 ? `{\n${lines.join('\n')}\n${cls.indent}}` : '{}';

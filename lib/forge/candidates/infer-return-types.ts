@@ -3,7 +3,7 @@
  * their inferred type to `void`/`never` and break the callers' types; writing the original inferred type into the
  * signature keeps the rest of the repository type-checking. It is signature, not implementation, so it leaks nothing.
  */
-import { dirname, join } from 'node:path';
+import { dirname, join, posix, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { returnTypeSlot } from '../parse/parse-typescript.ts';
 
@@ -24,6 +24,66 @@ function compilerOptions(repoDir: string): ts.CompilerOptions {
   if (read.error) return { ...fallback, noEmit: true };
   const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, dirname(configPath));
   return { ...parsed.options, noEmit: true, skipLibCheck: true };
+}
+
+/** How the importing file writes relative specifiers: with `.ts`, with `.js`, or without an extension. */
+function extensionStyle(sf: ts.SourceFile, options: ts.CompilerOptions): 'ts' | 'js' | 'none' {
+  for (const st of sf.statements) {
+    if ((ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier) && st.moduleSpecifier.text.startsWith('.')) {
+      const ext = posix.extname(st.moduleSpecifier.text);
+      if (['.ts', '.tsx', '.mts', '.cts'].includes(ext)) return 'ts';
+      if (['.js', '.jsx', '.mjs', '.cjs'].includes(ext)) return 'js';
+      return 'none';
+    }
+  }
+  if (options.allowImportingTsExtensions) return 'ts';
+  const r = options.moduleResolution;
+  return r === ts.ModuleResolutionKind.Node16 || r === ts.ModuleResolutionKind.NodeNext ? 'js' : 'none';
+}
+
+const TS_TO_JS: Record<string, string> = { '.ts': '.js', '.tsx': '.js', '.mts': '.mjs', '.cts': '.cjs' };
+
+/**
+ * A return (or property) type as the annotation writes it. The checker prints a type the file does not import as
+ * `import("/abs/path/module").Name`; that path becomes a relative specifier in the file's own style. A type from a
+ * dependency's files (`node_modules`) is not rewritten: the annotation is then left out.
+ */
+function printType(type: ts.Type, at: ts.Node, checker: ts.TypeChecker, program: ts.Program, repoDir: string): string | undefined {
+  const node = checker.typeToTypeNode(type, at, ts.NodeBuilderFlags.NoTruncation);
+  if (!node) return undefined;
+  const sf = at.getSourceFile();
+  const style = extensionStyle(sf, program.getCompilerOptions());
+  let ok = true;
+  const specifierFor = (abs: string): string | undefined => {
+    if (!abs.startsWith('/') || abs.includes(`${sep}node_modules${sep}`) || !abs.startsWith(repoDir)) return undefined;
+    const target = ['.ts', '.tsx', '.mts', '.cts', '.d.ts'].map((e) => abs + e).find((f) => program.getSourceFile(f));
+    if (!target) return undefined;
+    if (target.endsWith('.d.ts')) return undefined;
+    let rel = relative(dirname(sf.fileName), abs).split(sep).join('/');
+    if (!rel.startsWith('.')) rel = `./${rel}`;
+    const ext = posix.extname(target);
+    return style === 'ts' ? rel + ext : style === 'js' ? rel + TS_TO_JS[ext] : rel;
+  };
+  const rewrite: ts.TransformerFactory<ts.TypeNode> = (context) => {
+    const visit = (n: ts.Node): ts.Node => {
+      if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) {
+        const spec = specifierFor(n.argument.literal.text);
+        if (!spec) {
+          ok = false;
+          return n;
+        }
+        const typeArguments = n.typeArguments?.map((t) => ts.visitNode(t, visit) as ts.TypeNode);
+        return context.factory.updateImportTypeNode(n, context.factory.createLiteralTypeNode(context.factory.createStringLiteral(spec)), n.attributes, n.qualifier, typeArguments, n.isTypeOf);
+      }
+      return ts.visitEachChild(n, visit, context);
+    };
+    return (root) => ts.visitNode(root, visit) as ts.TypeNode;
+  };
+  const result = ts.transform(node, [rewrite]);
+  const out = result.transformed[0]!;
+  const printed = ok ? ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed }).printNode(ts.EmitHint.Unspecified, out, sf) : undefined;
+  result.dispose();
+  return printed?.replace(/\s*\n\s*/g, ' ');
 }
 
 /**
@@ -61,7 +121,7 @@ function namesResolve(printed: string, at: ts.Node, checker: ts.TypeChecker): bo
  * lookup('src/calc.ts', outline.symbols[0].returnTypeAt!); // 'number'
  */
 export function inferReturnTypes(repoDir: string, files: string[]): ReturnTypeLookup {
-  const nodes = new Map<string, Map<number, ts.SignatureDeclaration>>();
+  const nodes = new Map<string, Map<number, ts.SignatureDeclaration | ts.PropertyDeclaration>>();
   let program: ts.Program | undefined;
   const build = (): ts.Program => (program ??= ts.createProgram(files.map((f) => join(repoDir, f)), compilerOptions(repoDir)));
   return (path, slot) => {
@@ -79,6 +139,8 @@ export function inferReturnTypes(repoDir: string, files: string[]): ReturnTypeLo
               const at = returnTypeSlot(sf.text, n, sf);
               if (at !== undefined) slots!.set(at, n);
             }
+            // An un-annotated class property: its slot is just after its name (and any `?` / `!`).
+            if (ts.isPropertyDeclaration(n) && !n.type) slots!.set((n.questionToken ?? n.exclamationToken ?? n.name).end, n);
             ts.forEachChild(n, visit);
           };
           visit(sf);
@@ -87,11 +149,15 @@ export function inferReturnTypes(repoDir: string, files: string[]): ReturnTypeLo
       const node = slots.get(slot);
       if (!node) return undefined;
       const checker = p.getTypeChecker();
-      const sig = checker.getSignatureFromDeclaration(node);
-      if (!sig) return undefined;
-      const type = checker.getReturnTypeOfSignature(sig);
+      let type: ts.Type;
+      if (ts.isPropertyDeclaration(node)) type = checker.getTypeAtLocation(node.name);
+      else {
+        const sig = checker.getSignatureFromDeclaration(node);
+        if (!sig) return undefined;
+        type = checker.getReturnTypeOfSignature(sig);
+      }
       if (type.flags & ts.TypeFlags.Any) return undefined;
-      const printed = checker.typeToString(type, node, ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope);
+      const printed = printType(type, node, checker, p, repoDir);
       return printed && !printed.includes('...') && namesResolve(printed, node, checker) ? printed : undefined;
     } catch {
       // Inference is a convenience: without it the body is still replaced, only the annotation is missing.

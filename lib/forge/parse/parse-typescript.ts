@@ -71,7 +71,7 @@ function memberName(member: ts.ClassElement, sf: ts.SourceFile): string | undefi
 }
 
 /** The member as a class stub keeps it: signature and a not-implemented body; a property without its initializer. */
-function memberStub(member: ts.ClassElement, sf: ts.SourceFile, text: string): { stub?: string; returnTypeAt?: number } {
+function memberStub(member: ts.ClassElement, sf: ts.SourceFile, text: string): { stub?: string; returnTypeAt?: number; slot?: number; needsType?: boolean } {
   const start = member.getStart(sf);
   if ((ts.isMethodDeclaration(member) || ts.isConstructorDeclaration(member) || ts.isGetAccessorDeclaration(member) || ts.isSetAccessorDeclaration(member)) && member.body) {
     const head = text.slice(start, member.body.getStart(sf)).trimEnd();
@@ -79,13 +79,14 @@ function memberStub(member: ts.ClassElement, sf: ts.SourceFile, text: string): {
     return { stub: `${head} { ${TS_NOT_IMPLEMENTED} }`, ...(slot !== undefined ? { returnTypeAt: slot - start } : {}) };
   }
   if (ts.isPropertyDeclaration(member)) {
-    if (!member.type) return {};
     const isStatic = hasModifier(member, ts.SyntaxKind.StaticKeyword);
     const optional = member.questionToken !== undefined || member.exclamationToken !== undefined;
     const nameEnd = (member.questionToken ?? member.exclamationToken ?? member.name).end;
     const head = text.slice(start, nameEnd);
     const bang = member.initializer && !isStatic && !optional && !hasModifier(member, ts.SyntaxKind.DeclareKeyword) ? '!' : '';
-    return { stub: `${head}${bang}: ${member.type.getText(sf)};` };
+    if (member.type) return { stub: `${head}${bang}: ${member.type.getText(sf)};` };
+    // No annotation: the stub needs the inferred type (class-candidates drops the field when there is none).
+    return { stub: `${head}${bang};`, returnTypeAt: head.length + bang.length, slot: nameEnd, needsType: true };
   }
   if (ts.isMethodDeclaration(member) || ts.isIndexSignatureDeclaration(member)) return { stub: text.slice(start, member.end) }; // overloads, abstract members
   return {};
@@ -112,7 +113,7 @@ function classMembers(cls: ts.ClassLikeDeclaration, sf: ts.SourceFile, text: str
     const prefix = doc ? `${doc.doc}\n${indentAt(text, member.getStart(sf))}` : '';
     const stub = made.stub !== undefined ? prefix + made.stub : undefined;
     const returnTypeAt = made.returnTypeAt !== undefined ? made.returnTypeAt + prefix.length : undefined;
-    return { kind, ...(name ? { name } : {}), span: { start: member.getStart(sf), end: member.end }, private: isPrivate, ...(stub !== undefined ? { stub } : {}), ...(returnTypeAt !== undefined ? { returnTypeAt, returnTypeSlot: member.getStart(sf) + made.returnTypeAt! } : {}) };
+    return { kind, ...(name ? { name } : {}), span: { start: member.getStart(sf), end: member.end }, private: isPrivate, ...(stub !== undefined ? { stub } : {}), ...(returnTypeAt !== undefined ? { returnTypeAt, returnTypeSlot: made.slot ?? member.getStart(sf) + made.returnTypeAt! } : {}), ...(made.needsType ? { needsType: true } : {}) };
   });
 }
 
@@ -248,6 +249,7 @@ export function parseTypeScript(path: string, text: string): SourceOutline {
         exported: exported || exportedNames.has(className),
         references: referencesOf(s),
         members,
+        derived: (s.heritageClauses ?? []).some((h) => h.token === ts.SyntaxKind.ExtendsKeyword),
         indent: indentAt(text, s.getStart(sf)),
         ...(openBrace ? { body: { start: openBrace.getStart(sf), end: s.end, shape: 'block' as const } } : {}),
       });

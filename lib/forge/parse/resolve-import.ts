@@ -29,10 +29,15 @@ function resolveScript(specifier: string, importer: string, files: ReadonlySet<s
   return tries.find((t) => files.has(t));
 }
 
+const rootsCache = new WeakMap<ReadonlySet<string>, string[]>();
+
 /** Python source roots: the repository root and a `src/` layout. */
 function pythonRoots(files: ReadonlySet<string>): string[] {
-  const roots = [''];
-  for (const f of files) if (f.startsWith('src/') && f.endsWith('.py')) return ['', 'src/'];
+  let roots = rootsCache.get(files);
+  if (!roots) {
+    roots = [...files].some((f) => f.startsWith('src/') && f.endsWith('.py')) ? ['', 'src/'] : [''];
+    rootsCache.set(files, roots);
+  }
   return roots;
 }
 

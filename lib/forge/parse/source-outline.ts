@@ -35,6 +35,8 @@ export interface OutlineSymbol {
   parent?: string;
   /** Classes: their members, in order. */
   members?: OutlineMember[];
+  /** Classes: true when they extend another class (a stub constructor then never reaches `super()`). */
+  derived?: boolean;
   /** Indentation of the declaration's first line. */
   indent: string;
 }
@@ -52,6 +54,8 @@ export interface OutlineMember {
   returnTypeAt?: number;
   /** The same place as an offset in the file (what the return-type inference is asked about). */
   returnTypeSlot?: number;
+  /** The stub is valid only with the inferred type written in (an un-annotated property). */
+  needsType?: boolean;
 }
 
 export interface OutlineImport {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ModelsPort, SamplingParams, ToolDefinition } from '../../ports/models.ts';
 import type { Candidate, FailingTest, TaskQualityScore } from '../candidate.ts';
-import { failingTestsOf, removalSummary } from './statement-prompt.ts';
+import { failingTestsOf, removalSummary, testList } from './statement-prompt.ts';
 import { removedCodeLines } from './find-leaks.ts';
 
 export interface ScoreQualityOptions {
@@ -76,7 +76,7 @@ export async function scoreTaskQuality(candidate: Candidate, options: ScoreQuali
     `## Removed (${candidate.strategy})\n${removalSummary(candidate)}`,
     `## Signatures visible to the agent\n\`\`\`\n${candidate.context.signatures.join('\n')}\n\`\`\``,
     `## Removed lines (hidden from the agent)\n\`\`\`\n${removedCodeLines(candidate).slice(0, 200).join('\n')}\n\`\`\``,
-    `## Failing tests\n${tests.map((t) => (t.body ? `### ${t.id}\n\`\`\`\n${t.body}\n\`\`\`` : `- ${t.id}`)).join('\n') || '(none)'}`,
+    `## Failing tests\n${testList(tests, true) || '(none)'}`,
   ].join('\n\n');
   const messages: ChatMessage[] = [
     { role: 'system', content: SYSTEM },

@@ -9,6 +9,21 @@ export function failingTestsOf(tests: Array<string | FailingTest>): FailingTest[
   return tests.map((t) => (typeof t === 'string' ? { id: t } : t));
 }
 
+/** At most this many failing tests are listed, and their sources shown up to this many characters in all. */
+export const MAX_LISTED_TESTS = 20;
+export const MAX_TEST_SOURCE_CHARS = 12_000;
+
+export function testList(tests: FailingTest[], withBodies: boolean): string {
+  let budget = MAX_TEST_SOURCE_CHARS;
+  const shown = tests.slice(0, MAX_LISTED_TESTS).map((t) => {
+    if (!withBodies || !t.body || t.body.length > budget) return `- ${t.id}`;
+    budget -= t.body.length;
+    return `### ${t.id}\n\`\`\`\n${t.body}\n\`\`\``;
+  });
+  if (tests.length > shown.length) shown.push(`- … and ${tests.length - shown.length} more`);
+  return shown.join('\n');
+}
+
 /** Names as a reader says them: `add`, `Counter.add`, a file path for file removal. */
 export function symbolNames(candidate: Pick<Candidate, 'symbols'>): string[] {
   return candidate.symbols.map((s) => s.split('#')[1] ?? s);
@@ -50,7 +65,7 @@ export function statementPrompt(candidate: Candidate, tests: FailingTest[]): str
   const parts = [`## What was removed\n${removalSummary(candidate)}`, `Language: ${candidate.language}. Strategy: ${candidate.strategy}.`];
   if (candidate.context.signatures.length) parts.push(`## Signatures\n\`\`\`\n${candidate.context.signatures.join('\n')}\n\`\`\``);
   if (candidate.context.docComments.length) parts.push(`## Documentation of the removed code\n${candidate.context.docComments.join('\n\n')}`);
-  parts.push(`## Tests that fail now\n${tests.map((t) => (t.body ? `### ${t.id}\n\`\`\`\n${t.body}\n\`\`\`` : `- ${t.id}`)).join('\n') || '(none given)'}`);
+  parts.push(`## Tests that fail now\n${testList(tests, true) || '(none given)'}`);
   if (candidate.context.relatedTests?.length) parts.push(`## Test files that reach this code\n${candidate.context.relatedTests.map((t) => `- ${t}`).join('\n')}`);
   parts.push('Write the task statement.');
   return parts.join('\n\n');
@@ -61,6 +76,6 @@ export function templateStatement(candidate: Candidate, tests: FailingTest[]): s
   const parts = [removalSummary(candidate), 'Implement the missing code so that the failing tests below pass and every other test keeps passing. Do not change the tests.'];
   if (candidate.context.signatures.length) parts.push(`Signatures to implement:\n\`\`\`\n${candidate.context.signatures.join('\n')}\n\`\`\``);
   if (candidate.context.docComments.length) parts.push(`What the documentation says:\n${candidate.context.docComments.join('\n\n')}`);
-  if (tests.length) parts.push(`Failing tests:\n${tests.map((t) => `- ${t.id}`).join('\n')}`);
+  if (tests.length) parts.push(`Failing tests:\n${testList(tests, false)}`);
   return parts.join('\n\n');
 }

@@ -304,6 +304,7 @@ async function reauditSession(session: SandboxSession): Promise<HistoryReaudit |
       recoveredHistory: [],
       matchingLaterContent: 0,
       problems: [`re-audit failed: ${(error as Error).message}`],
+      method: 'full-listing',
       durationMs: Date.now() - started,
     };
   }

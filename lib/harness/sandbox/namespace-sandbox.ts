@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { constants as osConstants, tmpdir } from 'node:os';
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile, truncate } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, stat, writeFile, truncate } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlywheelError } from '../../errors.ts';
@@ -145,7 +145,9 @@ export class NamespaceSandboxProvider implements SandboxProvider {
       for (const p of this.options.exposePaths ?? []) {
         if (!isAbsolute(p)) throw new SandboxSetupError(`exposePaths: ${p} is not an absolute path`);
         const dir = resolve(p);
-        if (dir === '/' || dir === this.root || this.root.startsWith(`${dir}/`)) throw new SandboxSetupError(`exposePaths: ${p} would expose the sandbox root`);
+        if (dir === '/' || dir === this.root || this.root.startsWith(`${dir}/`) || dir.startsWith(`${this.root}/`)) {
+          throw new SandboxSetupError(`exposePaths: ${p} would expose the sandbox root (layer cache, other attempts)`);
+        }
         if (!paths.includes(dir)) paths.push(dir);
         const bin = join(dir, 'bin');
         if (!binDirs.includes(bin) && (await stat(bin).then((st) => st.isDirectory(), () => false))) binDirs.push(bin);
@@ -281,6 +283,10 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.layers = layers;
     const t1 = Date.now();
     this.timings.layersMs = t1 - t0;
+    await exposure;
+    const src = layers.sourceDir;
+    const leak = this.exposed.paths.find((p) => p === src || src.startsWith(`${p}/`) || p.startsWith(`${src}/`));
+    if (leak) throw new SandboxSetupError(`exposed path ${leak} would show the task's source repository ${src} (and its history) inside the sandbox`);
     this.strategy = await this.provider.materialize(layers.lowers, this.attemptDir, this.workdir);
     const t2 = Date.now();
     this.timings.workspaceMs = t2 - t1;
@@ -503,6 +509,38 @@ export class NamespaceSandboxSession implements SandboxSession {
   }
 
   /**
+   * The fast path of the re-audit on an overlay workspace: every object the agent can have added is in a file of the
+   * overlay's upper layer (the lower layers were audited before the attempt), so only the loose objects and pack
+   * indexes written there are read — on the host, from files, without running git on the agent's repository.
+   * Undefined when the upper layer changes how the repository finds objects (`.git` replaced, a symlink, an
+   * alternates or `commondir` file): then the full listing inside the sandbox decides.
+   */
+  private async objectsWrittenToUpper(): Promise<Set<string> | undefined> {
+    const upperGit = join(this.attemptDir, 'upper', '.git');
+    const st = await lstat(upperGit).catch(() => undefined);
+    if (!st) return new Set();
+    if (!st.isDirectory()) return undefined;
+    const ids = new Set<string>();
+    for (const entry of await readdir(upperGit, { recursive: true, withFileTypes: true })) {
+      if (entry.isSymbolicLink()) return undefined;
+      const rel = relative(upperGit, join(entry.parentPath, entry.name));
+      if (/^(objects\/info\/(http-)?alternates|commondir)$/.test(rel)) return undefined;
+      if (!entry.isFile()) continue;
+      const loose = /^objects\/([0-9a-f]{2})\/([0-9a-f]{38})$/.exec(rel);
+      if (loose) ids.add(`${loose[1]}${loose[2]}`);
+      else if (/^objects\/pack\/[^/]+\.idx$/.test(rel)) {
+        const index = await git(['show-index'], { input: await readFile(join(upperGit, rel)), allowFailure: true });
+        if (index.code !== 0) return undefined;
+        for (const line of index.stdout.split('\n')) {
+          const id = line.split(' ')[1];
+          if (id) ids.add(id);
+        }
+      }
+    }
+    return ids;
+  }
+
+  /**
    * Strict mode, after the agent: lists every object the workspace repository can read (inside the sandbox, since the
    * agent controls its config), keeps those outside the base tree, and asks the trusted source repository which of
    * them its history holds. A commit or tag of that history means history came back; see `HistoryReaudit`.
@@ -512,31 +550,36 @@ export class NamespaceSandboxSession implements SandboxSession {
     if (this.mode !== 'strict' || !strict || !this.layers) return undefined;
     const started = Date.now();
     const problems: string[] = [];
-    const script = [
-      'export GIT_CONFIG_GLOBAL=/dev/null',
-      `${REAL_GIT} cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' || exit 3`,
-      'for f in objects/info/alternates objects/info/http-alternates; do [ -e ".git/$f" ] && echo "ALT $f"; done; exit 0',
-    ].join('\n');
-    const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
-    if (r.exitCode !== 0) {
-      problems.push(`cannot list the workspace repository's objects: ${(r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`).slice(0, 300)}`);
-    }
-    const fresh = new Map<string, string>();
-    for (const line of r.stdout.split('\n')) {
-      if (line.startsWith('ALT ')) {
-        problems.push(`${line.slice(4)} present: the repository reads objects from elsewhere`);
-        continue;
+    const fresh = new Set<string>();
+    const fromUpper = this.strategy === 'overlay' ? await this.objectsWrittenToUpper() : undefined;
+    if (fromUpper) {
+      for (const id of fromUpper) if (id !== strict.rootCommit && !strict.allowedObjects.has(id)) fresh.add(id);
+    } else {
+      const script = [
+        'export GIT_CONFIG_GLOBAL=/dev/null',
+        `${REAL_GIT} cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' || exit 3`,
+        'for f in objects/info/alternates objects/info/http-alternates; do [ -e ".git/$f" ] && echo "ALT $f"; done; exit 0',
+      ].join('\n');
+      const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
+      if (r.exitCode !== 0) {
+        problems.push(`cannot list the workspace repository's objects: ${(r.stderr.trim() || `exit ${r.exitCode ?? r.signal}`).slice(0, 300)}`);
       }
-      const [id, type] = line.split(' ');
-      if (!id || !type || id === strict.rootCommit || strict.allowedObjects.has(id)) continue;
-      fresh.set(id, type);
+      for (const line of r.stdout.split('\n')) {
+        if (line.startsWith('ALT ')) {
+          problems.push(`${line.slice(4)} present: the repository reads objects from elsewhere`);
+          continue;
+        }
+        const [id, type] = line.split(' ');
+        if (!id || !type || id === strict.rootCommit || strict.allowedObjects.has(id)) continue;
+        fresh.add(id);
+      }
     }
     const recoveredHistory: string[] = [];
     let matchingLaterContent = 0;
     const sourceGit = join(this.layers.sourceDir, '.git');
     if (fresh.size > 0 && (await stat(sourceGit).then(() => true, () => false))) {
       const known = await git(['--git-dir', sourceGit, 'cat-file', '--batch-check=%(objectname) %(objecttype)'], {
-        input: `${[...fresh.keys()].join('\n')}\n`,
+        input: `${[...fresh].join('\n')}\n`,
         allowFailure: true,
       });
       for (const line of known.stdout.split('\n')) {
@@ -547,7 +590,15 @@ export class NamespaceSandboxSession implements SandboxSession {
       }
     }
     if (recoveredHistory.length > 0) problems.push(`${recoveredHistory.length} commit/tag object(s) of the task's history readable after the attempt`);
-    return { ok: problems.length === 0, newObjects: fresh.size, recoveredHistory, matchingLaterContent, problems, durationMs: Date.now() - started };
+    return {
+      ok: problems.length === 0,
+      newObjects: fresh.size,
+      recoveredHistory,
+      matchingLaterContent,
+      problems,
+      method: fromUpper ? 'upper-layer' : 'full-listing',
+      durationMs: Date.now() - started,
+    };
   }
 
   close(): Promise<void> {

@@ -74,6 +74,8 @@ export interface HistoryReaudit {
   matchingLaterContent: number;
   /** What is wrong, in words (also when the workspace repository could not be read). */
   problems: string[];
+  /** How new objects were found: the overlay's upper layer (fast), or every object listed inside the sandbox. */
+  method: 'upper-layer' | 'full-listing';
   durationMs: number;
 }
 

@@ -83,7 +83,7 @@ async function fetchGit(task: Task & { repo: { kind: 'git' } }, cacheDir: string
   return intoCache(dir, async (tmp) => {
     const gitDir = join(tmp, '.git');
     const clone = await git(['clone', '--quiet', '--mirror', '--', url, gitDir], { allowFailure: true, env: { GIT_TERMINAL_PROMPT: '0' } });
-    if (clone.code !== 0) throw new TaskSourceError(task, 'repo.url', `git clone of ${url} failed: ${clone.stderr.trim().split('\n').slice(-2).join(' ')}`);
+    if (clone.code !== 0) throw new TaskSourceError(task, 'repo.url', `git clone of ${url} failed: ${clone.stderr.trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ').slice(0, 400)}`);
     if (!(await commitIn(gitDir, commit))) {
       // Not on any ref (a PR head, a dangling commit): ask the server for it by id.
       await git(['--git-dir', gitDir, 'fetch', '--quiet', 'origin', commit], { allowFailure: true });

@@ -9,8 +9,9 @@ import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
-import { LAMBDA_STEP_TIMEOUT_SECONDS, SWEEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
+import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
 import { SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
+import { sweepStateMachineName } from '../../registry/infra/grant-sweep-executions.ts';
 import { nagResourceLabel } from './nag-resource-label.ts';
 
 export interface SweepStateMachineProps {
@@ -54,7 +55,7 @@ export class SweepStateMachine extends Construct {
     super(scope, id);
     const { settings } = props;
     const stack = Stack.of(this);
-    this.stateMachineName = `flywheel-${settings.stage}-sweep`;
+    this.stateMachineName = sweepStateMachineName(settings);
 
     this.steps = Object.fromEntries(
       SWEEP_STEP_NAMES.map((step) => {
@@ -115,7 +116,7 @@ export class SweepStateMachine extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
       role,
-      timeout: Duration.seconds(SWEEP_TIMEOUT_SECONDS),
+      // The execution timeout is the definition's own TimeoutSeconds (SWEEP_TIMEOUT_SECONDS), as the local runtime runs it.
       tracingEnabled: true,
       logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
       comment: 'Flywheel eval sweep (lib/sweeps/workflow/sweep.asl.ts)',

@@ -9,7 +9,7 @@
  */
 import type { LocalWorkflowSpec } from '../../drivers/local/local-workflows.ts';
 import type { JobsPort } from '../../ports/jobs.ts';
-import { sweepDefinition, type SweepDefinitionArns } from './sweep.asl.ts';
+import { sweepDefinition, type SweepDefinitionArns, type SweepDefinitionOptions } from './sweep.asl.ts';
 import { SWEEP_STEP_NAMES, type SweepStepName, type SweepStepPorts, type SweepSteps } from './sweep-steps.ts';
 
 /** The job definition name the rollout image is known by (on Batch: the job definition `rollout` of the stage). */
@@ -32,6 +32,8 @@ export interface LocalSweepWorkflowOptions {
   jobs: JobsPort;
   /** Between DescribeJobs polls while a shard's job runs; default 1000 ms. */
   pollMs?: number;
+  /** Rendering options (tests lower the inline Map's bound to run the Distributed Map branch). */
+  definition?: SweepDefinitionOptions;
 }
 
 export function localSweepWorkflow(options: LocalSweepWorkflowOptions): LocalWorkflowSpec {
@@ -40,7 +42,7 @@ export function localSweepWorkflow(options: LocalSweepWorkflowOptions): LocalWor
     SWEEP_STEP_NAMES.map((step) => [arns.functions[step], (payload: unknown) => options.steps[step](options.ports, payload as never)]),
   );
   return {
-    definition: sweepDefinition(arns),
+    definition: sweepDefinition(arns, options.definition),
     lambdas,
     batch: {
       jobs: options.jobs,

@@ -39,6 +39,11 @@ export interface SweepDefinitionArns {
   rolloutJobDefinition: string;
 }
 
+export interface SweepDefinitionOptions {
+  /** Plans with more shards take the Distributed Map; default `INLINE_MAP_MAX_SHARDS` (tests lower it). */
+  inlineMapMaxShards?: number;
+}
+
 /** The workflow name under which the workflows port knows this state machine. */
 export const SWEEP_WORKFLOW = 'sweep';
 
@@ -63,8 +68,17 @@ export const INLINE_MAP_MAX_CONCURRENCY = 40;
  */
 export const DISTRIBUTED_MAP_MAX_CONCURRENCY = 100;
 
-/** A shard's array job may run this long before Step Functions gives up on it (12 h). */
-export const SHARD_JOB_TIMEOUT_SECONDS = 12 * 3600;
+/** One attempt of a rollout job (each array child) may run this long; the job definition's timeout (6 h). */
+export const ROLLOUT_ATTEMPT_TIMEOUT_SECONDS = 6 * 3600;
+/** Attempts Batch makes of a rollout child (the job definition's retry strategy). */
+export const ROLLOUT_JOB_ATTEMPTS = 3;
+
+/**
+ * A shard's array job may take this long before Step Functions gives up on it and stops it: every attempt at its
+ * longest (3 × 6 h = 18 h) plus 2 h of queueing = 20 h. Two tries of a shard (BATCH_JOB_RETRY) and the steps around
+ * them fit SWEEP_TIMEOUT_SECONDS (2 × 20 h + 8 h to spare = 48 h).
+ */
+export const SHARD_JOB_TIMEOUT_SECONDS = ROLLOUT_JOB_ATTEMPTS * ROLLOUT_ATTEMPT_TIMEOUT_SECONDS + 2 * 3600;
 
 /** A Lambda step: at most Lambda's own 900 s (the local runtime would otherwise apply its 60 s default). */
 export const LAMBDA_STEP_TIMEOUT_SECONDS = 900;
@@ -101,7 +115,8 @@ export const SWEEP_STATES = {
  * const definition = sweepDefinition(localSweepArns());
  * new StateMachine(definition).run({ sweepId: 's1', trigger: 'manual', requestedAt: new Date().toISOString() });
  */
-export function sweepDefinition(arns: SweepDefinitionArns): AslDefinition {
+export function sweepDefinition(arns: SweepDefinitionArns, options: SweepDefinitionOptions = {}): AslDefinition {
+  const inlineMapMaxShards = options.inlineMapMaxShards ?? INLINE_MAP_MAX_SHARDS;
   /** A Lambda step; `payload` is a template, or a path whose value is the whole payload. */
   const lambda = <K extends SweepStepName>(step: K, payload: AslState | `$${string}`, extra: AslState): AslState => ({
     Type: 'Task',
@@ -194,7 +209,7 @@ export function sweepDefinition(arns: SweepDefinitionArns): AslDefinition {
       }),
       [SWEEP_STATES.chooseMap]: {
         Type: 'Choice',
-        Choices: [{ Variable: '$.plan.shardCount', NumericGreaterThan: INLINE_MAP_MAX_SHARDS, Next: SWEEP_STATES.distributedMap }],
+        Choices: [{ Variable: '$.plan.shardCount', NumericGreaterThan: inlineMapMaxShards, Next: SWEEP_STATES.distributedMap }],
         Default: SWEEP_STATES.inlineMap,
       },
       [SWEEP_STATES.inlineMap]: mapState('INLINE', INLINE_MAP_MAX_CONCURRENCY, ''),

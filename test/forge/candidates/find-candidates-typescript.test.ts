@@ -73,15 +73,29 @@ describe('findCandidates on TypeScript', () => {
     expect(await typeErrors(c)).toEqual([]);
   });
 
+  it('writes a return type from a module the file does not import as an import type', async () => {
+    const c = find('function-body', 'src/use.ts#origin')!;
+    expect(c.edits[0]!.content).toContain('export function origin(): import("./shapes.ts").Point {');
+    expect(await typeErrors(c)).toEqual([]);
+  });
+
   it('reduces a class to a stub that keeps its public interface and type-checks', async () => {
     const c = find('class', 'src/calc.ts#Counter')!;
     const edited = c.edits[0]!.content!;
     expect(edited).toContain(
-      "export class Counter {\n  label!: string;\n  constructor(start: number) { throw new Error('not implemented'); }\n  /** Adds to the total and returns it. */\n  add(n: number): number { throw new Error('not implemented'); }\n}",
+      "export class Counter {\n  label!: string;\n  step!: number;\n  constructor(start: number) { throw new Error('not implemented'); }\n  /** Adds to the total and returns it. */\n  add(n: number): number { throw new Error('not implemented'); }\n}",
     );
     expect(edited).not.toContain('private current');
     expect(edited).not.toContain('this.total += n;');
     expect(c.symbols).toEqual(['src/calc.ts#Counter', 'src/calc.ts#Counter.add', 'src/calc.ts#Counter.current']);
+    expect(await typeErrors(c)).toEqual([]);
+  });
+
+  it('keeps a derived class stub type-checking although its constructor never reaches super()', async () => {
+    const c = find('class', 'src/shapes.ts#Dot')!;
+    expect(c.edits[0]!.content).toContain(
+      "export class Dot extends Shape {\n  // @ts-expect-error the stub throws before calling super()\n  constructor(readonly at: Point) { throw new Error('not implemented'); }\n  /** Distance from the origin. */\n  norm(): number { throw new Error('not implemented'); }\n}",
+    );
     expect(await typeErrors(c)).toEqual([]);
   });
 
@@ -113,6 +127,10 @@ describe('findCandidates on TypeScript', () => {
     expect(candidates.every((c) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(c.id))).toBe(true);
     expect(find('function-body', 'src/calc.ts#add')!.context.relatedTests).toEqual(['test/calc.test.ts']);
     expect(find('function-body', 'src/lonely.ts#unused')!.context.relatedTests).toEqual([]);
+    // Within a strategy, what a test reaches comes first.
+    const bodies = candidates.filter((c) => c.strategy === 'function-body').map((c) => c.context.relatedTests!.length > 0);
+    expect(bodies.indexOf(false)).toBeGreaterThan(0);
+    expect(bodies.slice(bodies.indexOf(false)).every((reached) => !reached)).toBe(true);
   });
 
   it('respects include, exclude, strategies, languages, maxCandidates and requireTests', async () => {

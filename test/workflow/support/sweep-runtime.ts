@@ -30,6 +30,8 @@ export function openSweepRuntime(options: {
   steps: SweepSteps;
   /** Wraps the jobs port the state machine submits through (fault injection). */
   wrapJobs?: (jobs: JobsPort) => JobsPort;
+  /** Plans with more shards take the Distributed Map (default: the definition's bound). */
+  inlineMapMaxShards?: number;
 }): SweepRuntime {
   const ports = openLocalPorts(options.dataDir);
   const jobs = new LocalJobs({
@@ -43,7 +45,13 @@ export function openSweepRuntime(options: {
   const zeroPauses = Object.fromEntries(taskStates(sweepDefinition(localSweepArns())).map(([name]) => [name, 0]));
   const workflows = new LocalWorkflows(
     openDatabase(join(options.dataDir, 'workflows.sqlite')),
-    { [SWEEP_WORKFLOW]: localSweepWorkflow({ steps: options.steps, ports, jobs: options.wrapJobs ? options.wrapJobs(jobs) : jobs, pollMs: 50 }) },
+    { [SWEEP_WORKFLOW]: localSweepWorkflow({
+        steps: options.steps,
+        ports,
+        jobs: options.wrapJobs ? options.wrapJobs(jobs) : jobs,
+        pollMs: 50,
+        ...(options.inlineMapMaxShards !== undefined ? { definition: { inlineMapMaxShards: options.inlineMapMaxShards } } : {}),
+      }) },
     { retryPauseOverrides: zeroPauses, heartbeatMs: 500 },
   );
   return {
