@@ -14,6 +14,7 @@ import {
 } from '../feedback/schemas.ts';
 import { REGISTRY_OPERATIONS } from '../registry/http/operations.ts';
 import { SWEEP_OPERATIONS } from '../sweeps/http/operations.ts';
+import { MODES_OPERATIONS } from '../modes/http/operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -75,6 +76,7 @@ export const OPERATIONS: Record<string, Operation> = {
   },
   ...REGISTRY_OPERATIONS,
   ...SWEEP_OPERATIONS,
+  ...MODES_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

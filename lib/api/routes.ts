@@ -9,6 +9,10 @@ import { makeListSuitesHandler } from '../registry/http/list-suites.ts';
 import { makePostCheckpointHandler } from '../registry/http/post-checkpoint.ts';
 import { makeGetSweepHandler } from '../sweeps/http/get-sweep.ts';
 import { makePostSweepHandler } from '../sweeps/http/post-sweep.ts';
+import { makeGetFailureModesHandler } from '../modes/http/get-failure-modes.ts';
+import { makeListClustersHandler } from '../modes/http/list-clusters.ts';
+import { makeListModeExamplesHandler } from '../modes/http/list-mode-examples.ts';
+import { makeListReviewQueueHandler, makePostReviewLabelHandler } from '../modes/http/review-queue.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -27,6 +31,11 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/results', operationId: 'listResults', lambda: 'registry/api', apiKeyRequired: true, make: makeListResultsHandler },
   { method: 'POST', path: '/v1/sweeps', operationId: 'postSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makePostSweepHandler },
   { method: 'GET', path: '/v1/sweeps/{id}', operationId: 'getSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makeGetSweepHandler },
+  { method: 'GET', path: '/v1/failure-modes', operationId: 'getFailureModes', lambda: 'modes/query', apiKeyRequired: true, make: makeGetFailureModesHandler },
+  { method: 'GET', path: '/v1/failure-modes/{mode}/examples', operationId: 'listModeExamples', lambda: 'modes/query', apiKeyRequired: true, make: makeListModeExamplesHandler },
+  { method: 'GET', path: '/v1/review-queue', operationId: 'listReviewQueue', lambda: 'modes/query', apiKeyRequired: true, make: makeListReviewQueueHandler },
+  { method: 'POST', path: '/v1/review-queue/{id}/label', operationId: 'postReviewLabel', lambda: 'modes/query', apiKeyRequired: true, make: makePostReviewLabelHandler },
+  { method: 'GET', path: '/v1/clusters', operationId: 'listClusters', lambda: 'modes/query', apiKeyRequired: true, make: makeListClustersHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

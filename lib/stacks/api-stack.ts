@@ -32,6 +32,8 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     fn.readWriteRecords(data.records).readBlobs(data.blobs);
     if (deps?.settings) grantSweepExecutions(fn, deps.settings);
   },
+  // Failure modes: reads counts, examples and clusters; writes human labels, review resolutions and cluster snapshots.
+  'modes/query': (fn, data) => fn.readWriteRecords(data.records).readBlobs(data.blobs),
 };
 
 export interface ApiStackProps extends StackProps {

@@ -15,6 +15,7 @@ import {
 } from '../config/ingest-timing.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { FlywheelFunction } from '../constructs/flywheel-function.ts';
+import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
 
@@ -33,6 +34,8 @@ export class PipelineStack extends Stack {
   readonly alarmTopic: Topic;
   readonly processor: FlywheelFunction;
   readonly deadLetterAlarm: Alarm;
+  /** feedback.stored / report.stored → SQS (+DLQ) → the failure-mode classifier. */
+  readonly modes: ModesPipeline;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps) {
     super(scope, id, props);
@@ -89,5 +92,18 @@ export class PipelineStack extends Stack {
     });
     this.deadLetterAlarm.addAlarmAction(new SnsAction(this.alarmTopic));
     this.deadLetterAlarm.addOkAction(new SnsAction(this.alarmTopic));
+
+    const judgeModel = this.node.tryGetContext('judgeModel') as string | undefined;
+    const embeddingModel = this.node.tryGetContext('embeddingModel') as string | undefined;
+    this.modes = new ModesPipeline(this, 'Modes', {
+      settings,
+      bus: this.bus,
+      records: data.records,
+      blobs: data.blobs,
+      alarmTopic: this.alarmTopic,
+      environment: functionEnvironment(data, this.bus),
+      ...(judgeModel ? { judgeModel } : {}),
+      ...(embeddingModel ? { embeddingModel } : {}),
+    });
   }
 }

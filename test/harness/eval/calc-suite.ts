@@ -2,8 +2,9 @@
  * Test fixture: a real git repository with a tiny Python project whose `add` is broken, and a suite folder holding
  * one task for it (one failToPass and one passToPass test). Also the scripted replies of a correct fix and a wrong one.
  *
- * The tests run with the system python3 (sandboxes cover /root, where a pyenv python with pytest would live), through
- * a shell runner that writes a JUnit report into `$FLYWHEEL_REPORT_DIR`, as the grader asks of non-pytest runners.
+ * The tests run with python3 alone (no pytest needed; the sandbox exposes the host's python3 even when it lives under
+ * /root), through a shell runner that writes a JUnit report into `$FLYWHEEL_REPORT_DIR`, as the grader asks of
+ * non-pytest runners.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,0 +1,39 @@
+/** OpenAPI descriptions of the failure-mode routes (merged into `OPERATIONS` of `lib/api/openapi.ts`). */
+import { z } from 'zod';
+import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../registry/http/operations.ts';
+import { ClustersQuery } from '../clusters/cluster-comments.ts';
+import { HumanLabelInput } from '../label-signal.ts';
+import { ModeExamplesQuery } from '../list-mode-examples.ts';
+import { ReviewQueueQuery } from '../list-review-queue.ts';
+import { FailureModesQuery } from '../query-failure-modes.ts';
+import { LABEL_BODY_LIMIT } from './review-queue.ts';
+
+const obj = (description: string) => ({ description, content: { 'application/json': { schema: z.object({}).passthrough() } } });
+
+export const MODES_OPERATIONS: Record<string, OperationDoc> = {
+  getFailureModes: {
+    summary: 'Failure-mode counts, rates per thousand turns and trend, per checkpoint (several side by side)',
+    request: { query: FailureModesQuery },
+    responses: { 200: obj('Per checkpoint: totals (ratings, outcomes), modes with rate and trend; comparison for 2+.'), ...READ_ERRORS },
+  },
+  listModeExamples: {
+    summary: 'A mode: definition, newest examples with evidence, eval cases made from it',
+    request: { params: z.object({ mode: z.string() }), query: ModeExamplesQuery },
+    responses: { 200: obj('Examples, newest first.'), ...READ_ERRORS },
+  },
+  listReviewQueue: {
+    summary: 'Signals waiting for a human label (or done ones)',
+    request: { query: ReviewQueueQuery },
+    responses: { 200: obj('A page of review items.'), ...READ_ERRORS },
+  },
+  postReviewLabel: {
+    summary: 'Label a signal by hand (overrides the chain; consented signals become training data)',
+    request: { params: z.object({ id: z.string() }), body: { required: true, content: { 'application/json': { schema: HumanLabelInput } } } },
+    responses: { 200: obj('The stored label.'), 404: errorDoc('No such signal.'), ...READ_ERRORS, ...bodyErrors(LABEL_BODY_LIMIT) },
+  },
+  listClusters: {
+    summary: 'Clusters of comment embeddings; candidate modes (recurring, poorly explained) first',
+    request: { query: ClustersQuery },
+    responses: { 200: obj('Clusters with counts, trend, examples.'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
+  },
+};

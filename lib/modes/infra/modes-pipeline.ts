@@ -1,0 +1,101 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { StageSettings } from '../../config/stages.ts';
+import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import type { RecordsTable } from '../../constructs/records-table.ts';
+import { EVENT_SOURCE } from '../../ports/events.ts';
+import { MODES_EVENT_TYPES } from '../consumers/classify-stored.ts';
+import { bedrockModelIds, EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes-models.ts';
+
+export interface ModesPipelineProps {
+  settings: StageSettings;
+  bus: events.IEventBus;
+  records: RecordsTable;
+  blobs: ArtifactsBucket;
+  alarmTopic: ITopic;
+  environment: Record<string, string>;
+  /** Model specs (`openai:<model>@<baseUrl>` | `bedrock:<id>`); absent: the local classifier alone. */
+  judgeModel?: string;
+  embeddingModel?: string;
+}
+
+/** Seconds the classify consumer may run (a judge call per unsure signal, up to 10 signals × 200 ids). */
+const CLASSIFY_TIMEOUT_SECONDS = 120;
+
+/**
+ * The failure-mode consumer on AWS: a rule on the Flywheel bus sends `feedback.stored` and `report.stored` to an SQS
+ * queue (with a dead-letter queue after the stage's receive count), which feeds the `modes/classify` function with
+ * partial batch failures. The queue buffers bursts and a judge endpoint that is down, so no signal is lost.
+ */
+export class ModesPipeline extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly classifier: FlywheelFunction;
+  readonly rule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: ModesPipelineProps) {
+    super(scope, id);
+    const { settings } = props;
+    const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(settings.deadLetterRetentionDays),
+      removalPolicy,
+    });
+    this.queue = new sqs.Queue(this, 'Queue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // ≥ 6 × the consumer's timeout.
+      visibilityTimeout: Duration.seconds(6 * CLASSIFY_TIMEOUT_SECONDS),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+      removalPolicy,
+    });
+    this.rule = new events.Rule(this, 'OnStored', {
+      description: 'Every stored feedback event and report goes to the failure-mode classifier',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [...MODES_EVENT_TYPES] },
+      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
+    });
+
+    this.classifier = new FlywheelFunction(this, 'Classify', {
+      lambda: 'modes/classify',
+      settings,
+      memorySize: 1024,
+      timeout: Duration.seconds(CLASSIFY_TIMEOUT_SECONDS),
+      environment: {
+        ...props.environment,
+        ...(props.judgeModel ? { [JUDGE_MODEL_ENV]: props.judgeModel } : {}),
+        ...(props.embeddingModel ? { [EMBEDDING_MODEL_ENV]: props.embeddingModel } : {}),
+      },
+      description: `Flywheel failure-mode classifier (${settings.stage}): local classifier, LLM judge, review queue, embeddings`,
+    })
+      .readWriteRecords(props.records)
+      .readBlobs(props.blobs)
+      .writeBlobs(props.blobs, 'modes/');
+    this.classifier.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
+    grantBedrockModels(this.classifier, props.judgeModel, props.embeddingModel);
+    this.classifier.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+  }
+}
+
+/** InvokeModel on exactly the Bedrock foundation models the specs name (none for OpenAI-compatible endpoints). */
+export function grantBedrockModels(fn: FlywheelFunction, ...specs: (string | undefined)[]): void {
+  const ids = bedrockModelIds(...specs);
+  if (ids.length === 0) return;
+  const stack = Stack.of(fn);
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['bedrock:InvokeModel'],
+      resources: ids.map((id) => stack.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: id })),
+    }),
+  );
+}
