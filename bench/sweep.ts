@@ -26,7 +26,7 @@ import { LocalJobs } from '../lib/drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
 import { LocalWorkflows } from '../lib/drivers/local/local-workflows.ts';
 import { openDatabase } from '../lib/drivers/local/sqlite-database.ts';
-import { shardTasks } from '../lib/compute/shard-tasks.ts';
+import { shardTasks } from '../lib/harness/eval/shard-tasks.ts';
 import { registerCheckpoint } from '../lib/registry/register-checkpoint.ts';
 import { registerSuite } from '../lib/registry/register-suite.ts';
 import { DEFAULT_PRICES, estimateSweepCost } from '../lib/sweeps/estimate-sweep-cost.ts';
@@ -126,7 +126,7 @@ const stepsWallMs = performance.now() - t1 - rolloutMs;
 const childTasks: number[] = [];
 for (const shard of plan.shards) {
   const spec = await readShardSpec(base1.blobs, shard.shardKey);
-  for (let c = 0; c < spec.arraySize; c++) childTasks.push(shardTasks(spec.taskIds, spec.shardCount, c).length);
+  for (let c = 0; c < spec.arraySize; c++) childTasks.push(shardTasks(spec.taskIds, c, spec.shardCount).length);
 }
 const stepReport = await getSweepReport(base1, input.sweepId);
 base1.close();

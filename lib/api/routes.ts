@@ -9,6 +9,7 @@ import { makeListSuitesHandler } from '../registry/http/list-suites.ts';
 import { makePostCheckpointHandler } from '../registry/http/post-checkpoint.ts';
 import { makeGetSweepHandler } from '../sweeps/http/get-sweep.ts';
 import { makePostSweepHandler } from '../sweeps/http/post-sweep.ts';
+import { makeApproveEvalDraftHandler, makeListEvalDraftsHandler, makePostEvalDraftHandler } from '../modes/http/eval-drafts.ts';
 import { makeGetFailureModesHandler } from '../modes/http/get-failure-modes.ts';
 import { makeListClustersHandler } from '../modes/http/list-clusters.ts';
 import { makeListModeExamplesHandler } from '../modes/http/list-mode-examples.ts';
@@ -36,6 +37,9 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/review-queue', operationId: 'listReviewQueue', lambda: 'modes/query', apiKeyRequired: true, make: makeListReviewQueueHandler },
   { method: 'POST', path: '/v1/review-queue/{id}/label', operationId: 'postReviewLabel', lambda: 'modes/query', apiKeyRequired: true, make: makePostReviewLabelHandler },
   { method: 'GET', path: '/v1/clusters', operationId: 'listClusters', lambda: 'modes/query', apiKeyRequired: true, make: makeListClustersHandler },
+  { method: 'POST', path: '/v1/eval-drafts', operationId: 'postEvalDraft', lambda: 'modes/query', apiKeyRequired: true, make: makePostEvalDraftHandler },
+  { method: 'GET', path: '/v1/eval-drafts', operationId: 'listEvalDrafts', lambda: 'modes/query', apiKeyRequired: true, make: makeListEvalDraftsHandler },
+  { method: 'POST', path: '/v1/eval-drafts/{id}/approve', operationId: 'approveEvalDraft', lambda: 'modes/query', apiKeyRequired: true, make: makeApproveEvalDraftHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

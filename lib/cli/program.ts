@@ -3,6 +3,7 @@ import { registerDlqCommands } from './dlq.ts';
 import { registerEvalCommands } from './eval.ts';
 import { registerFeedbackCommands } from './feedback.ts';
 import { registerJobsCommands } from './jobs.ts';
+import { registerModesCommands } from './modes.ts';
 import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
 import { registerSweepCommands } from './sweep.ts';
@@ -24,5 +25,6 @@ export function buildProgram(): Command {
   registerJobsCommands(program);
   registerForgeCommands(program);
   registerSweepCommands(program);
+  registerModesCommands(program);
   return program;
 }

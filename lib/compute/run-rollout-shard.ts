@@ -1,5 +1,5 @@
 /**
- * Runs one shard of an eval: the shard's slice of the spec's tasks (`shardTasks` by array index), every attempt
+ * Runs one shard of an eval: the shard's slice of the spec's tasks (`shardTasks` by array index: sorted by task id, dealt round-robin), every attempt
  * through the harness (`runEval`, so a retried job resumes where the last one stopped), then writes the shard's
  * result as a blob (`<outputPrefix>/shard-<index>.json`, the full results) and a record (`ROLLOUT#<runId>`,
  * `SHARD#<index>`, the summary and the blob key) for the sweep to aggregate.
@@ -10,18 +10,19 @@
  * @example
  * const { exitCode } = await runRolloutShard({ spec, shardIndex: 0, shardCount: 4, ports, model, provider, workDir });
  */
+import { join } from 'node:path';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
 import { loadSuite, type SuiteTask } from '../harness/eval/load-suite.ts';
 import { runEval, type EvalProgress, type EvalResults } from '../harness/eval/run-eval.ts';
+import { shardTasks } from '../harness/eval/shard-tasks.ts';
+import { prepareTaskSource } from '../harness/task/prepare-task-source.ts';
 import type { SandboxProvider } from '../harness/sandbox/sandbox.ts';
 import { parseTask } from '../harness/task/task-schema.ts';
 import { ValidationError } from '../errors.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
 import type { ModelsPort } from '../ports/models.ts';
 import type { RecordsPort } from '../ports/records.ts';
-import { fetchTaskSource } from './fetch-task-source.ts';
 import { ROLLOUT_EXIT_CODES, type RolloutExitCode } from './rollout-exit-codes.ts';
-import { shardTasks } from './shard-tasks.ts';
 import type { ShardSpec } from './shard-spec.ts';
 
 export interface RunRolloutShardInput {
@@ -67,7 +68,7 @@ export function shardResultKey(outputPrefix: string, shardIndex: number): string
 export const shardRecordKeys = (runId: string, shardIndex: number) => ({ pk: `ROLLOUT#${runId}`, sk: `SHARD#${String(shardIndex).padStart(5, '0')}` });
 
 async function loadTasks(spec: ShardSpec, input: RunRolloutShardInput): Promise<SuiteTask[]> {
-  if (spec.suiteDir !== undefined) return loadSuite(spec.suiteDir);
+  if (spec.suiteDir !== undefined) return loadSuite(spec.suiteDir, { cacheDir: input.workDir, blobs: input.ports.blobs });
   const tasks: SuiteTask[] = [];
   for (const key of spec.taskKeys!) {
     const body = await input.ports.blobs.get(key);
@@ -87,9 +88,12 @@ async function loadTasks(spec: ShardSpec, input: RunRolloutShardInput): Promise<
 export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ exitCode: RolloutExitCode; result: ShardResult; resultKey: string }> {
   const { spec } = input;
   const all = await loadTasks(spec, input);
-  const mine = shardTasks(all, input.shardCount, input.shardIndex);
+  const mine = shardTasks(all, input.shardIndex, input.shardCount);
+  // Only this shard's repositories are fetched: relative paths resolve against baseDir, git URLs are cloned and blob
+  // tarballs checked and extracted into workDir (the harness's own loader, so both paths refuse the same tarballs).
+  const taskFile = join(input.baseDir ?? process.cwd(), 'task.json');
   for (const t of mine) {
-    if (t.sourceDir === '') t.sourceDir = await fetchTaskSource(t.task, { baseDir: input.baseDir ?? process.cwd(), workDir: input.workDir, blobs: input.ports.blobs });
+    if (t.sourceDir === '') t.sourceDir = await prepareTaskSource(t.task, { taskFile, cacheDir: input.workDir, blobs: input.ports.blobs });
   }
   const evalRunId = `${spec.runId}.shard-${input.shardIndex}`;
   const results = await runEval({

@@ -9,6 +9,7 @@ import { getStageSettings } from '../config/stages.ts';
 import { localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { startLocalSweeps } from '../sweeps/workflow/local-sweep-runtime.ts';
+import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
@@ -136,6 +137,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     logLevel,
   };
   const consumer = options.consumerThread === false ? inProcessConsumer() : threadConsumer();
+  // Failure modes: feedback.stored / report.stored from the event log → a local queue (+DLQ) → the classify consumer
+  // (lib/modes/local/local-modes-pipeline.ts), as the EventBridge rule → SQS → Lambda on AWS.
+  const modes = startLocalModesPipeline(localPorts, { dataDir, maxReceiveCount, logger });
   const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -150,6 +154,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       closing ??= (async () => {
         await server.close();
         await consumer.stop();
+        await modes.stop();
         await sweeps?.close();
         await local.jobs?.close();
         await closePorts();

@@ -10,6 +10,8 @@ import { RouteTableApi } from '../constructs/route-table-api.ts';
 import type { DataStack } from './data-stack.ts';
 import { grantSweepExecutions } from '../registry/infra/grant-sweep-executions.ts';
 import { functionEnvironment } from './function-environment.ts';
+import { grantBedrockModels } from '../modes/infra/modes-pipeline.ts';
+import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
@@ -33,7 +35,15 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     if (deps?.settings) grantSweepExecutions(fn, deps.settings);
   },
   // Failure modes: reads counts, examples and clusters; writes human labels, review resolutions and cluster snapshots.
-  'modes/query': (fn, data) => fn.readWriteRecords(data.records).readBlobs(data.blobs),
+  // Eval drafts call the judge model (context `judgeModel`), InvokeModel granted only on a Bedrock model it names.
+  'modes/query': (fn, data) => {
+    fn.readWriteRecords(data.records).readBlobs(data.blobs);
+    const judgeModel = fn.node.tryGetContext('judgeModel') as string | undefined;
+    const embeddingModel = fn.node.tryGetContext('embeddingModel') as string | undefined;
+    if (judgeModel) fn.fn.addEnvironment(JUDGE_MODEL_ENV, judgeModel);
+    if (embeddingModel) fn.fn.addEnvironment(EMBEDDING_MODEL_ENV, embeddingModel);
+    grantBedrockModels(fn, judgeModel);
+  },
 };
 
 export interface ApiStackProps extends StackProps {

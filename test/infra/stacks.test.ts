@@ -175,10 +175,10 @@ describe.each(stageNames)('functions (%s)', (name) => {
     ...resourcesOfType(get(name).api, 'AWS::Lambda::Function'),
   });
 
-  it('one function per distinct route lambda, plus the processor', () => {
+  it('one function per distinct route lambda, plus the processor and the failure-mode classifier', () => {
     const distinct = new Set(routes.map((r) => r.lambda));
     expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size);
-    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(1);
+    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(2);
   });
 
   it('every function: Node.js 24 on ARM64, traced, source maps, the house environment, its own log group', () => {

@@ -83,7 +83,13 @@ function embedText(text: string): number[] {
   return v.map((x) => x / norm);
 }
 
-export async function startScriptedModelServer(script: Script): Promise<ScriptedModelServer> {
+export interface ScriptedModelServerOptions {
+  /** Replaces the default 8-dimension embedding of `/v1/embeddings` (e.g. a bag-of-words hash for clustering tests). */
+  embed?: (text: string) => number[];
+}
+
+export async function startScriptedModelServer(script: Script, options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
+  const embed = options.embed ?? embedText;
   const requests: RecordedRequest[] = [];
   let chatIndex = 0;
   const server: Server = createServer(async (req, res) => {
@@ -100,7 +106,7 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
     if (req.method === 'POST' && req.url === '/v1/embeddings') {
       const input = Array.isArray(body['input']) ? (body['input'] as string[]) : [String(body['input'])];
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ object: 'list', model: body['model'], data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), usage: { prompt_tokens: input.join(' ').length } }),
+        JSON.stringify({ object: 'list', model: body['model'], data: input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })), usage: { prompt_tokens: input.join(' ').length } }),
       );
       return;
     }

@@ -121,4 +121,27 @@ export class LocalEvents implements EventsPort {
       publishedAt: row.published_at,
     }));
   }
+
+  /**
+   * Events after `afterSeq`, OLDEST first, of the given types (all when omitted): a durable tail for consumers that
+   * run in another thread or process than the publisher (the local failure-mode pipeline keeps its own cursor).
+   */
+  after(afterSeq: number, options: { types?: readonly string[]; limit?: number } = {}): PublishedEvent[] {
+    const limit = Math.min(Math.max(options.limit ?? 100, 1), 10_000);
+    const types = options.types ?? [];
+    const rows = this.#sql
+      .get(
+        `SELECT seq, id, source, type, detail, published_at FROM events
+         WHERE seq > ?1 AND (?2 = '[]' OR type IN (SELECT value FROM json_each(?2))) ORDER BY seq ASC LIMIT ?3`,
+      )
+      .all(afterSeq, JSON.stringify(types), limit) as Array<{ seq: number; id: string; source: string; type: string; detail: string; published_at: number }>;
+    return rows.map((row) => ({
+      seq: row.seq,
+      id: row.id,
+      source: row.source,
+      type: row.type,
+      detail: JSON.parse(row.detail) as Record<string, unknown>,
+      publishedAt: row.published_at,
+    }));
+  }
 }

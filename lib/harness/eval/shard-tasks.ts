@@ -1,10 +1,10 @@
 import { ValidationError } from '../../errors.ts';
 
-/** Anything with a task id: a `SuiteTask` (`{ task: { id } }`) or a bare task (`{ id }`). */
-export type Shardable = { task: { id: string } } | { id: string };
+/** Anything with a task id: a `SuiteTask` (`{ task: { id } }`), a bare task (`{ id }`), or the id itself. */
+export type Shardable = { task: { id: string } } | { id: string } | string;
 
 function idOf(item: Shardable): string {
-  return 'task' in item ? item.task.id : item.id;
+  return typeof item === 'string' ? item : 'task' in item ? item.task.id : item.id;
 }
 
 /**

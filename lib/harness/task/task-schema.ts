@@ -59,6 +59,11 @@ export const TaskSchema = z.object({
   /** Where the task came from (`harbor`, `swe-bench`, `forge`, `report`). */
   origin: z.object({ kind: z.string(), ref: z.string().optional() }).optional(),
   metadata: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * For judge-graded cases (eval cases drafted from failure-mode reports and clusters): the criteria a judge scores the
+   * attempt on, beside or instead of tests. Optional; tasks graded by tests alone leave it out.
+   */
+  rubric: z.array(z.object({ criterion: z.string().min(1).max(2000), weight: z.number().positive().default(1) })).min(1).max(20).optional(),
 });
 
 export type Task = z.infer<typeof TaskSchema>;

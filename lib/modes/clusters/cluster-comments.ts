@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { toFieldIssues } from '../../api/issues.ts';
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
+import { forEachLimited } from '../../feedback/for-each-limited.ts';
 import { modeKeys, pad10 } from '../record-keys.ts';
+import { readLabel } from '../write-label.ts';
 import { decodeVector } from './embed-signal.ts';
 
 const DAY_MS = 86_400_000;
@@ -86,6 +88,14 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
       cursor = page.cursor;
     } while (cursor);
   }
+  // Labels move (a human relabels, a judge settles a review): explain members by their current label.
+  await forEachLimited(points, 16, async (p) => {
+    const label = await readLabel(ports, p.signalKey);
+    if (!label) return;
+    p.modes = label.modes.map((m) => m.mode);
+    p.labelSource = label.source;
+    p.confidence = label.confidence;
+  });
   points.sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.signalKey < b.signalKey ? -1 : 1));
 
   // Leader pass.

@@ -7,6 +7,8 @@ import { ModeExamplesQuery } from '../list-mode-examples.ts';
 import { ReviewQueueQuery } from '../list-review-queue.ts';
 import { FailureModesQuery } from '../query-failure-modes.ts';
 import { LABEL_BODY_LIMIT } from './review-queue.ts';
+import { ApproveRequest, DraftRequest } from '../evals/eval-drafts.ts';
+import { DRAFT_BODY_LIMIT } from './eval-drafts.ts';
 
 const obj = (description: string) => ({ description, content: { 'application/json': { schema: z.object({}).passthrough() } } });
 
@@ -35,5 +37,20 @@ export const MODES_OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Clusters of comment embeddings; candidate modes (recurring, poorly explained) first',
     request: { query: ClustersQuery },
     responses: { 200: obj('Clusters with counts, trend, examples.'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
+  },
+  postEvalDraft: {
+    summary: 'Draft a judge-graded eval case from a cluster or a report (consented signals only)',
+    request: { body: { required: true, content: { 'application/json': { schema: DraftRequest } } } },
+    responses: { 201: obj('The pending draft with its lineage.'), 404: errorDoc('No such cluster or report.'), 503: errorDoc('No judge model configured.'), ...READ_ERRORS, ...bodyErrors(DRAFT_BODY_LIMIT) },
+  },
+  listEvalDrafts: {
+    summary: 'Eval drafts, pending or approved',
+    request: { query: z.object({ status: z.enum(['pending', 'approved']).optional() }) },
+    responses: { 200: obj('Drafts, newest first.'), ...READ_ERRORS },
+  },
+  approveEvalDraft: {
+    summary: 'Approve a draft: it joins a private held-out suite as a harness task',
+    request: { params: z.object({ id: z.string() }), body: { required: true, content: { 'application/json': { schema: ApproveRequest } } } },
+    responses: { 200: obj('The task and the new suite version.'), 404: errorDoc('No such draft.'), 409: errorDoc('Already approved.'), ...READ_ERRORS, ...bodyErrors(DRAFT_BODY_LIMIT) },
   },
 };

@@ -20,6 +20,8 @@ describe('shardTasks', () => {
     expect(shardTasks(a, 1, 2)[0]).toBe(a[0]);
     // Bare tasks work too.
     expect(shardTasks([{ id: 'y' }, { id: 'x' }], 0, 2)).toEqual([{ id: 'x' }]);
+    // Bare ids (a sweep's taskIds) shard exactly as the tasks they name.
+    expect(shardTasks(['c', 'a', 'b', 'd', 'e'], 1, 2)).toEqual(['b', 'd']);
   });
 
   it('refuses bad shard numbers and duplicate ids, naming them', () => {

@@ -1,11 +1,11 @@
 /**
  * What the rollout job (`batch-images/rollout/entrypoint.ts` → `lib/compute/run-rollout-shard.ts`) leaves behind,
- * without sandboxes or a model: for each child i of the shard's array job, the tasks `shardTasks(taskKeys,
- * shardCount, i)` (each task blob read and validated, as the job does), one attempt record per task and attempt
+ * without sandboxes or a model: for each child i of the shard's array job, the tasks `shardTasks(tasks, i,
+ * shardCount)` (each task blob read and validated, as the job does), one attempt record per task and attempt
  * n < attempts under the job's run id `<runId>.shard-<i>`, in the harness's own record shape
  * (`lib/harness/attempt/attempt-record.ts`). The outcome of each attempt comes from a script.
  */
-import { shardTasks } from '../../../lib/compute/shard-tasks.ts';
+import { shardTasks } from '../../../lib/harness/eval/shard-tasks.ts';
 import { attemptSortKey, evalAttemptId, evalPartition, type AttemptRecord, type AttemptStatus } from '../../../lib/harness/attempt/attempt-record.ts';
 import { parseTask, type Task } from '../../../lib/harness/task/task-schema.ts';
 import type { BlobsPort } from '../../../lib/ports/blobs.ts';
@@ -18,7 +18,9 @@ export type AttemptScript = (a: { checkpoint: string; suite: string; mode: 'stri
 export async function scriptedChildAttempts(blobs: BlobsPort, spec: ShardSpec, child: number, script: AttemptScript): Promise<AttemptRecord[]> {
   const runId = `${spec.runId}.shard-${child}`;
   const out: AttemptRecord[] = [];
-  for (const key of shardTasks(spec.taskKeys, spec.shardCount, child)) {
+  // As the job does: by task id (taskIds are aligned with taskKeys), sorted, dealt round-robin.
+  const keyed = spec.taskIds.map((id, i) => ({ id, key: spec.taskKeys[i]! }));
+  for (const { key } of shardTasks(keyed, child, spec.shardCount)) {
     const bytes = await blobs.get(key);
     if (!bytes) throw new Error(`task blob ${key} is missing`);
     const task = parseTask(JSON.parse(new TextDecoder().decode(bytes)), key);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { batchWeightFactors } from '../../../lib/compute/batch-weight-factors.ts';
-import { shardTasks } from '../../../lib/compute/shard-tasks.ts';
 import { StrideScheduler } from '../../../lib/compute/stride-scheduler.ts';
 import { STAGES } from '../../../lib/config/stages.ts';
 import { COMPUTE_CATEGORIES, COMPUTE_POOLS, type ComputeCategory } from '../../../lib/ports/jobs.ts';
@@ -71,21 +70,5 @@ describe('stage compute settings', () => {
       expect(stage.runnableTimeLimitSeconds).toBeGreaterThanOrEqual(600);
       expect(stage.runnableTimeLimitSeconds).toBeLessThanOrEqual(86_400);
     }
-  });
-});
-
-describe('shardTasks', () => {
-  it('puts every item in exactly one shard, sizes within one', () => {
-    const items = Array.from({ length: 11 }, (_, i) => `t${i}`);
-    const shards = [0, 1, 2, 3].map((i) => shardTasks(items, 4, i));
-    expect(shards.flat().sort()).toEqual([...items].sort());
-    expect(shards.map((s) => s.length)).toEqual([3, 3, 3, 2]);
-    expect(shardTasks(['a', 'b', 'c', 'd', 'e'], 2, 1)).toEqual(['b', 'd']);
-    expect(shardTasks(['a'], 1, 0)).toEqual(['a']);
-  });
-
-  it('refuses an index outside the count', () => {
-    expect(() => shardTasks(['a'], 2, 2)).toThrow(/\[0, 2\)/);
-    expect(() => shardTasks(['a'], 0, 0)).toThrow(/positive/);
   });
 });

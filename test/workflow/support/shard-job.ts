@@ -1,13 +1,13 @@
 /**
  * The test's rollout job: one child of a shard's array job, run by the local jobs driver as a child process. It reads
- * its shard spec from blobs, takes its tasks (`shardTasks`, task i to child i mod arraySize), and for each attempt not
+ * its shard spec from blobs, takes its tasks (`shardTasks`: sorted by id, task i to child i mod arraySize), and for each attempt not
  * yet recorded asks the scripted model (over HTTP) whether it passes; the answer `pass` scores it passed. It resumes
  * (finished attempts are skipped) and writes each attempt with put-if-absent, as the real rollout job does.
  * Exits 1 when the model server errors (an infrastructure failure: the shard fails).
  *
  * env: FLYWHEEL_DATA_DIR, FLYWHEEL_SHARD_KEY, FLYWHEEL_TEST_MODEL_URL, AWS_BATCH_JOB_ARRAY_INDEX
  */
-import { shardTasks } from '../../../lib/compute/shard-tasks.ts';
+import { shardTasks } from '../../../lib/harness/eval/shard-tasks.ts';
 import { openLocalPorts } from '../../../lib/drivers/local/local-ports.ts';
 import type { TestShardSpec } from './minimal-sweep-steps.ts';
 
@@ -16,7 +16,7 @@ const ports = openLocalPorts(env.FLYWHEEL_DATA_DIR!);
 try {
   const spec = JSON.parse(new TextDecoder().decode(await ports.blobs.get(env.FLYWHEEL_SHARD_KEY!))) as TestShardSpec;
   const index = Number(env.AWS_BATCH_JOB_ARRAY_INDEX ?? 0);
-  for (const task of shardTasks(spec.tasks, spec.arraySize, index)) {
+  for (const task of shardTasks(spec.tasks, index, spec.arraySize)) {
     for (let n = 0; n < spec.attemptsPerTask; n++) {
       const sk = `ATTEMPT#${task}#${spec.mode}#${n}`;
       if (await ports.records.get(`EVAL#${spec.runId}`, sk)) continue;

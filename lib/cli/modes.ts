@@ -1,0 +1,175 @@
+import { Command } from 'commander';
+import { table } from './feedback.ts';
+import { callApi, resolveTarget, type TargetFlags } from './target.ts';
+
+interface Flags extends TargetFlags {
+  model?: string;
+  compare?: string;
+  since?: string;
+  until?: string;
+  status?: string;
+  limit?: string;
+  threshold?: string;
+  modes?: string;
+  labeller?: string;
+  severity?: string;
+  note?: string;
+  json?: boolean;
+}
+
+function targetOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
+    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
+    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)')
+    .option('--json', 'print the raw JSON answer');
+}
+
+function query(flags: Flags, names: (keyof Flags)[]): string {
+  const p = new URLSearchParams();
+  for (const n of names) if (typeof flags[n] === 'string') p.set(n, flags[n] as string);
+  return p.size > 0 ? `?${p}` : '';
+}
+
+/** Prints the JSON on --json or an error answer (exit 1); otherwise hands the body to `render`. */
+async function show(flags: Flags, method: 'GET' | 'POST', path: string, render: (body: Record<string, unknown>) => string, body?: unknown) {
+  const { status, body: answer } = await callApi(resolveTarget(flags), method, path, body);
+  if (status >= 300 || flags.json) {
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    if (status >= 300) process.exitCode = 1;
+    return;
+  }
+  process.stdout.write(render(answer as Record<string, unknown>));
+}
+
+type Row = Record<string, unknown>;
+const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** `flywheel modes list|examples|review|label|clusters|drafts|approve`: the failure-mode API from the shell. */
+export function registerModesCommands(program: Command): void {
+  const modes = program.command('modes').description('failure modes: counts per checkpoint, examples, the review queue, clusters');
+
+  targetOptions(
+    modes
+      .command('list')
+      .description('counts and rates per thousand turns per mode, with the trend; --model a,b compares side by side')
+      .option('--model <ids>', 'checkpoint id(s), comma-separated')
+      .option('--compare <ids>', 'more checkpoints to put beside --model')
+      .option('--since <iso>', 'window start (default: 7 days before --until)')
+      .option('--until <iso>', 'window end (default: now)'),
+  ).action((flags: Flags) =>
+    show(flags, 'GET', `/v1/failure-modes${query(flags, ['model', 'compare', 'since', 'until'])}`, (b) => {
+      const cps = (b.checkpoints as Row[]) ?? [];
+      let out = `window ${s((b.window as Row).since)} → ${s((b.window as Row).until)}; rates per 1000 ${s(b.turnsBasis)}\n`;
+      for (const c of cps) {
+        const t = c.totals as Row;
+        out += `\n${s(c.model)}: ${s(t.signals)} signals, ${s(t.turns)} turns, ratings ${s(t.ratings)}, outcomes ${s(t.outcomes)}\n`;
+        out += table(
+          ['mode', 'count', 'per1000', 'previous', 'trend'],
+          (c.modes as Row[]).map((m) => [s(m.mode), s(m.count), s(m.perThousandTurns), s(m.previousPerThousandTurns), s(m.trend)]),
+        );
+      }
+      return out;
+    }),
+  );
+
+  targetOptions(
+    modes
+      .command('examples <mode>')
+      .description("a mode's newest examples with evidence, and the eval cases made from it")
+      .option('--model <id>', 'only this checkpoint')
+      .option('--limit <n>', 'how many'),
+  ).action((mode: string, flags: Flags) =>
+    show(flags, 'GET', `/v1/failure-modes/${encodeURIComponent(mode)}/examples${query(flags, ['model', 'limit'])}`, (b) =>
+      table(
+        ['signal', 'model', 'source', 'confidence', 'text'],
+        ((b.items as Row[]) ?? []).map((i) => [s(i.signalKey), s(i.model), s(i.source), s(i.confidence), s((i.evidence as Row | undefined)?.text ?? i.excerpt)]),
+      ),
+    ),
+  );
+
+  targetOptions(
+    modes.command('review').description('the human review queue').option('--status <s>', 'pending | done', 'pending').option('--limit <n>', 'page size'),
+  ).action((flags: Flags) =>
+    show(flags, 'GET', `/v1/review-queue${query(flags, ['status', 'limit'])}`, (b) =>
+      table(
+        ['id', 'reason', 'model', 'suggested', 'text'],
+        ((b.items as Row[]) ?? []).map((i) => [s(i.id), s(i.reason), s(i.model), ((i.suggested as Row[]) ?? []).map((m) => m.mode).join(','), s(i.excerpt)]),
+      ),
+    ),
+  );
+
+  targetOptions(
+    modes
+      .command('label <id>')
+      .description('label a signal by hand (id: feedback:<eventId> or report:<reportId>)')
+      .requiredOption('--modes <ids>', 'mode ids, comma-separated ("" = no failure mode)')
+      .option('--labeller <who>', 'who labels (default: $USER)')
+      .option('--severity <s>', 'low | medium | high | critical')
+      .option('--note <text>', 'a note'),
+  ).action((id: string, flags: Flags) =>
+    show(
+      flags,
+      'POST',
+      `/v1/review-queue/${encodeURIComponent(id)}/label`,
+      (b) => `labelled ${s(b.signalKey)}: ${((b.modes as Row[]) ?? []).map((m) => m.mode).join(', ') || '(no mode)'} by ${s(b.labelledBy)}\n`,
+      {
+        modes: (flags.modes ?? '').split(',').filter((m) => m !== ''),
+        labeller: flags.labeller ?? process.env.USER ?? 'cli',
+        ...(flags.severity ? { severity: flags.severity } : {}),
+        ...(flags.note ? { note: flags.note } : {}),
+      },
+    ),
+  );
+
+  targetOptions(
+    modes
+      .command('clusters')
+      .description('clusters of comments; candidate modes (recurring, not explained by the taxonomy) first')
+      .option('--since <iso>', 'window start (default: 28 days before --until)')
+      .option('--until <iso>', 'window end')
+      .option('--threshold <cos>', 'cosine similarity to join a cluster (default 0.8)'),
+  ).action((flags: Flags) =>
+    show(flags, 'GET', `/v1/clusters${query(flags, ['since', 'until', 'threshold'])}`, (b) =>
+      table(
+        ['id', 'count', 'candidate', 'trend', 'modes', 'example'],
+        ((b.clusters as Row[]) ?? []).map((c) => [s(c.id), s(c.count), c.candidateMode ? 'yes' : '', s((c.trend as Row).direction), s(c.modes), s(((c.examples as Row[]) ?? [])[0]?.text)]),
+      ),
+    ),
+  );
+
+  targetOptions(
+    modes
+      .command('drafts')
+      .description('eval drafts; with --from-cluster or --from-report, ask the judge model for a new one')
+      .option('--status <s>', 'pending | approved', 'pending')
+      .option('--from-cluster <id>', 'draft a case from this cluster')
+      .option('--from-report <id>', 'draft a case from this report'),
+  ).action((flags: Flags & { fromCluster?: string; fromReport?: string }) => {
+    if (flags.fromCluster || flags.fromReport) {
+      return show(flags, 'POST', '/v1/eval-drafts', (b) => `drafted ${s(b.id)}: ${s(b.instruction)}\n`, {
+        ...(flags.fromCluster ? { fromCluster: flags.fromCluster } : {}),
+        ...(flags.fromReport ? { fromReport: flags.fromReport } : {}),
+      });
+    }
+    return show(flags, 'GET', `/v1/eval-drafts${query(flags, ['status'])}`, (b) =>
+      table(['id', 'status', 'modes', 'instruction'], ((b.items as Row[]) ?? []).map((d) => [s(d.id), s(d.status), s((d.lineage as Row).modes), s(d.instruction)])),
+    );
+  });
+
+  targetOptions(
+    modes
+      .command('approve <draftId>')
+      .description('approve an eval draft: it joins the private suite as a harness task')
+      .option('--approver <who>', 'who approves (default: $USER)')
+      .option('--suite <id>', 'private suite id (default failure-modes-private)')
+      .option('--repo <url>', 'git repository of the case (default: from the source signals)')
+      .option('--commit <sha>', 'commit of --repo'),
+  ).action((draftId: string, flags: Flags & { approver?: string; suite?: string; repo?: string; commit?: string }) =>
+    show(flags, 'POST', `/v1/eval-drafts/${encodeURIComponent(draftId)}/approve`, (b) => `approved: task ${s((b.task as Row).id)} in ${s((b.task as Row).suite)} v${s(b.suiteVersion)}\n`, {
+      approver: flags.approver ?? process.env.USER ?? 'cli',
+      ...(flags.suite ? { suite: flags.suite } : {}),
+      ...(flags.repo ? { repo: { kind: 'git', url: flags.repo, commit: flags.commit ?? '' } } : {}),
+    }),
+  );
+}

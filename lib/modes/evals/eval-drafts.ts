@@ -1,0 +1,203 @@
+/**
+ * Reports and clusters into eval cases. A model drafts a judge-graded case (instruction, context, rubric, checks)
+ * from the consented signals of a cluster or from a report; a person approves it, and it joins a private held-out
+ * suite in the harness task format (`TASK#<suite>#<id>` records, a new suite version in the registry). Lineage both
+ * ways: the task names the feedback events, reports and clusters it came from, and each mode's page lists the cases
+ * made from it. Only signals with training consent are sent to the drafter or copied into a case.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { toFieldIssues } from '../../api/issues.ts';
+import { FlywheelError, NotFoundError, ValidationError } from '../../errors.ts';
+import { parseTask, RepoSourceSchema, type Task } from '../../harness/task/task-schema.ts';
+import type { ModelsPort } from '../../ports/models.ts';
+import type { Ports } from '../../ports/ports.ts';
+import { registryKeys } from '../../registry/record-keys.ts';
+import { registerSuite } from '../../registry/register-suite.ts';
+import { modeKeys } from '../record-keys.ts';
+import { loadSignalByKey, type Signal } from '../signal.ts';
+import { readLabel } from '../write-label.ts';
+
+export const DRAFT_TOOL = 'draft_eval_case';
+export const DRAFT_MAX_ATTEMPTS = 3;
+export const DEFAULT_PRIVATE_SUITE = 'failure-modes-private';
+const MAX_SOURCES = 8;
+
+export const DraftRequest = z
+  .strictObject({ fromCluster: z.string().min(1).max(64).optional(), fromReport: z.string().min(1).max(128).optional() })
+  .refine((r) => (r.fromCluster === undefined) !== (r.fromReport === undefined), { message: 'give exactly one of fromCluster, fromReport' });
+
+const Drafted = z.strictObject({
+  instruction: z.string().min(1).max(8000),
+  context: z.string().max(16000).default(''),
+  rubric: z.array(z.object({ criterion: z.string().min(1).max(2000), weight: z.number().positive().default(1) })).min(1).max(20),
+  checks: z.array(z.string().min(1).max(2000)).max(20).default([]),
+});
+
+export const ApproveRequest = z.strictObject({
+  approver: z.string().min(1).max(256),
+  suite: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).default(DEFAULT_PRIVATE_SUITE),
+  /** Where the agent works; default the source signals' `context.repo` + `context.commit` (a git repository). */
+  repo: RepoSourceSchema.optional(),
+});
+
+class DraftConflictError extends FlywheelError {
+  constructor(message: string) {
+    super('ConflictError', message);
+  }
+}
+
+function tool() {
+  return {
+    name: DRAFT_TOOL,
+    description: 'Draft one judge-graded evaluation case that reproduces the complaint.',
+    parameters: {
+      type: 'object',
+      required: ['instruction', 'context', 'rubric', 'checks'],
+      properties: {
+        instruction: { type: 'string', description: 'What the user asks the agent, as they would.' },
+        context: { type: 'string', description: 'What the agent is given besides the repository (files, constraints, history).' },
+        rubric: { type: 'array', items: { type: 'object', required: ['criterion'], properties: { criterion: { type: 'string' }, weight: { type: 'number' } } } },
+        checks: { type: 'array', items: { type: 'string' }, description: 'Shell commands that must exit 0 after the attempt.' },
+      },
+    },
+  };
+}
+
+async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof DraftRequest>): Promise<{ signals: Signal[]; clusterIds: string[] }> {
+  let keys: string[];
+  const clusterIds: string[] = [];
+  if (req.fromCluster) {
+    const c = await ports.records.get(modeKeys.cluster(req.fromCluster).pk, 'CLUSTER');
+    if (!c) throw new NotFoundError(`No cluster ${req.fromCluster} (run GET /v1/clusters first)`);
+    keys = (c.signalKeys as string[]) ?? [];
+    clusterIds.push(req.fromCluster);
+  } else keys = [`report:${req.fromReport}`];
+  const signals: Signal[] = [];
+  for (const k of keys) {
+    if (signals.length >= MAX_SOURCES) break;
+    const s = await loadSignalByKey(ports, k);
+    if (s && s.trainingConsent && s.text !== undefined) signals.push(s);
+  }
+  if (signals.length === 0) {
+    if (req.fromReport && !(await loadSignalByKey(ports, keys[0]!))) throw new NotFoundError(`No report ${req.fromReport}`);
+    throw new ValidationError('No source signal with training consent and text: nothing may be drafted from it', [{ path: req.fromCluster ? 'fromCluster' : 'fromReport', message: 'no consented signal' }]);
+  }
+  return { signals, clusterIds };
+}
+
+/**
+ * @example
+ * const draft = await draftEvalCase(ports, judge, { fromCluster: 'cl-3f2a…' }); // draft.status === 'pending'
+ */
+export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model: ModelsPort, input: unknown) {
+  const r = DraftRequest.safeParse(input ?? {});
+  if (!r.success) throw new ValidationError('Invalid draft request', toFieldIssues(r.error.issues));
+  const { signals, clusterIds } = await sourcesOf(ports, r.data);
+  const modes = new Set<string>();
+  for (const s of signals) for (const m of (await readLabel(ports, s.key))?.modes ?? []) modes.add(m.mode);
+  const messages: Parameters<ModelsPort['chat']>[0]['messages'] = [
+    { role: 'system', content: `You turn complaints about an AI coding agent into one evaluation case. Answer only by calling ${DRAFT_TOOL}.` },
+    { role: 'user', content: `Failure modes: ${[...modes].join(', ') || 'unlabelled'}.\nComplaints:\n${signals.map((s, i) => `${i + 1}. ${s.text!.slice(0, 2000)}`).join('\n')}` },
+  ];
+  let drafted: z.output<typeof Drafted> | undefined;
+  let problem = '';
+  for (let attempt = 1; attempt <= DRAFT_MAX_ATTEMPTS && !drafted; attempt++) {
+    const reply = await model.chat({ messages, tools: [tool()], sampling: { temperature: 0 }, returnTokens: false });
+    const call = reply.message.toolCalls[0];
+    const raw = call?.arguments ?? reply.message.content;
+    try {
+      const parsed = Drafted.safeParse(JSON.parse(raw));
+      if (parsed.success) drafted = parsed.data;
+      else problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    } catch (e) {
+      problem = `arguments are not JSON (${(e as Error).message})`;
+    }
+    if (!drafted) {
+      messages.push({ role: 'assistant', content: reply.message.content, ...(call ? { toolCalls: [call] } : {}) });
+      const fix = `Refused: ${problem}. Call ${DRAFT_TOOL} again with valid arguments.`;
+      messages.push(call ? { role: 'tool', toolCallId: call.id, content: fix, isError: true } : { role: 'user', content: fix });
+    }
+  }
+  if (!drafted) throw new ValidationError(`The model gave no valid draft after ${DRAFT_MAX_ATTEMPTS} attempts: ${problem}`, [{ path: 'model', message: problem }]);
+  const createdAt = ports.now().toISOString();
+  const id = `draft-${createHash('sha256').update(`${signals.map((s) => s.key).join(',')}|${createdAt}`).digest('hex').slice(0, 12)}`;
+  const repoCtx = signals.map((s) => s.context).find((c) => typeof c?.repo === 'string' && typeof c?.commit === 'string');
+  const draft = {
+    id,
+    status: 'pending' as const,
+    createdAt,
+    drafter: model.id,
+    ...drafted,
+    lineage: {
+      eventIds: signals.filter((s) => s.kind === 'feedback').map((s) => s.id),
+      reportIds: signals.filter((s) => s.kind === 'report').map((s) => s.id),
+      clusterIds,
+      modes: [...modes],
+    },
+    ...(repoCtx ? { repo: { kind: 'git', url: String(repoCtx.repo), commit: String(repoCtx.commit) } } : {}),
+  };
+  await ports.records.put({ ...modeKeys.draft(id), gsi1pk: modeKeys.drafts('pending'), gsi1sk: `${createdAt}#${id}`, ...draft });
+  return draft;
+}
+
+export async function listEvalDrafts(ports: Pick<Ports, 'records'>, query: Record<string, string | undefined>) {
+  const status = query.status === 'approved' ? 'approved' : 'pending';
+  const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.drafts(status), descending: true, limit: 100 });
+  return { items: page.items.map(({ pk: _a, sk: _b, gsi1pk: _c, gsi1sk: _d, ...rest }) => rest) };
+}
+
+/**
+ * The human approve step: the draft becomes a harness task of a private held-out suite.
+ *
+ * @example
+ * const { task } = await approveEvalDraft(ports, 'draft-1a2b…', { approver: 'ana', repo: { kind: 'git', url, commit } });
+ */
+export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id: string, input: unknown): Promise<{ task: Task; suiteVersion: number }> {
+  const r = ApproveRequest.safeParse(input ?? {});
+  if (!r.success) throw new ValidationError('Invalid approval', toFieldIssues(r.error.issues));
+  const item = await ports.records.get(modeKeys.draft(id).pk, 'DRAFT');
+  if (!item) throw new NotFoundError(`No eval draft ${id}`);
+  if (item.status !== 'pending') throw new DraftConflictError(`Eval draft ${id} is already ${String(item.status)}`);
+  const repo = r.data.repo ?? item.repo;
+  if (!repo) throw new ValidationError('The draft names no repository: give one in `repo`', [{ path: 'repo', message: 'required' }]);
+  const approvedAt = ports.now().toISOString();
+  const lineage = item.lineage as { eventIds: string[]; reportIds: string[]; clusterIds: string[]; modes: string[] };
+  const checks = (item.checks as string[]) ?? [];
+  const taskId = `fm-${id.slice('draft-'.length)}`;
+  const task = parseTask(
+    {
+      schemaVersion: 1,
+      id: taskId,
+      suite: r.data.suite,
+      split: 'held-out',
+      visibility: 'private',
+      repo,
+      instruction: item.instruction,
+      testCommand: checks.length > 0 ? checks.join(' && ') : 'true',
+      failToPass: [],
+      rubric: item.rubric,
+      origin: { kind: lineage.reportIds.length > 0 ? 'report' : 'cluster', ref: lineage.reportIds[0] ?? lineage.clusterIds[0] },
+      metadata: { context: item.context, checks, lineage, draftId: id, approvedBy: r.data.approver, approvedAt, drafter: item.drafter },
+    },
+    `eval draft ${id}`,
+  );
+  await ports.records.put({ ...registryKeys.task(r.data.suite, taskId), kind: 'task', task });
+  const suiteItem = await ports.records.get(registryKeys.suite(r.data.suite).pk, 'SUITE');
+  const taskIds = [...new Set([...((suiteItem?.taskIds as string[] | undefined) ?? []), taskId])];
+  const version = Number(suiteItem?.version ?? 0) + 1;
+  await registerSuite(ports, {
+    id: r.data.suite,
+    version,
+    visibility: 'private',
+    owner: String(suiteItem?.owner ?? 'failure-modes'),
+    description: 'Held-out cases drafted from failure-mode reports and clusters, approved by people.',
+    tasks: { kind: 'records' },
+    taskIds,
+  });
+  for (const mode of lineage.modes) {
+    await ports.records.put({ ...modeKeys.modeCase(mode, approvedAt, taskId), taskId, suite: r.data.suite, draftId: id, approvedBy: r.data.approver, approvedAt, lineage });
+  }
+  await ports.records.put({ ...item, gsi1pk: modeKeys.drafts('approved'), gsi1sk: `${approvedAt}#${id}`, status: 'approved', approvedBy: r.data.approver, approvedAt, taskId, suite: r.data.suite, suiteVersion: version });
+  return { task, suiteVersion: version };
+}
