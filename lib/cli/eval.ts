@@ -85,7 +85,7 @@ export function registerEvalCommands(program: Command): void {
   evalCommand
     .command('run')
     .description('run every task of a suite K times in the strict (or lenient) harness; resumes a run id where it stopped')
-    .requiredOption('--suite <dir>', 'folder of task JSON files')
+    .requiredOption('--suite <dir>', 'folder of task JSON files, or the name of a registered (e.g. forged) suite')
     .requiredOption('--model <spec>', 'openai:<model>@<baseUrl> or bedrock:<modelId>')
     .option('--mode <mode>', 'strict | lenient', 'strict')
     .option('--concurrency <n>', 'attempts at a time (model calls also adapt to rate limits)', '1')
@@ -111,7 +111,7 @@ export function registerEvalCommands(program: Command): void {
       const ports = openLocalPorts(dataDir);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       try {
-        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs });
+        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs, records: ports.records });
         const provider = new NamespaceSandboxProvider();
         await provider.sweep();
         log(`eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, concurrency ${concurrency}, model ${model.id}`);
@@ -145,7 +145,7 @@ export function registerEvalCommands(program: Command): void {
   evalCommand
     .command('compare-modes')
     .description('run a suite in strict and lenient mode per model; report each score, the difference with a 95% CI, and the lenient-only passes')
-    .requiredOption('--suite <dir>', 'folder of task JSON files')
+    .requiredOption('--suite <dir>', 'folder of task JSON files, or the name of a registered (e.g. forged) suite')
     .option('--model <spec>', 'openai:<model>@<baseUrl> or bedrock:<modelId> (required; repeat for several models)', (v: string, all: string[] | undefined) => [...(all ?? []), v])
     .option('--concurrency <n>', 'attempts at a time', '1')
     .option('--attempts <k>', 'attempts per task and mode', '1')
@@ -176,7 +176,7 @@ export function registerEvalCommands(program: Command): void {
       const ports = openLocalPorts(dataDir);
       const log = (line: string) => process.stderr.write(`${line}\n`);
       try {
-        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs });
+        const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs, records: ports.records });
         const provider = new NamespaceSandboxProvider();
         if (flags.run) await provider.sweep();
         log(`eval compare-modes ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s) × 2 modes × ${models.length} model(s)${flags.run ? '' : ' (from records, nothing runs)'}`);

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
+import { openLocalPorts } from '../drivers/local/local-ports.ts';
+import { retrainClassifier } from '../modes/current-classifier.ts';
 import { table } from './feedback.ts';
-import { callApi, resolveTarget, type TargetFlags } from './target.ts';
+import { callApi, dataDirFrom, resolveTarget, type TargetFlags } from './target.ts';
 
 interface Flags extends TargetFlags {
   model?: string;
@@ -172,4 +174,28 @@ export function registerModesCommands(program: Command): void {
       ...(flags.repo ? { repo: { kind: 'git', url: flags.repo, commit: flags.commit ?? '' } } : {}),
     }),
   );
+
+  modes
+    .command('retrain')
+    .description(
+      'retrain the local classifier on the labelled set plus the consented judge and human labels gathered so far, store it, and make it current (every process picks it up within 5 minutes)',
+    )
+    .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
+    .option('--json', 'print the new model\'s summary as JSON')
+    .action(async (flags: { dataDir?: string; json?: boolean }) => {
+      const ports = await openLocalPorts(dataDirFrom(flags));
+      try {
+        const model = await retrainClassifier(ports);
+        const summary = { modelVersion: model.modelVersion, taxonomyVersion: model.taxonomyVersion, trainedAt: model.trainedAt, training: model.training };
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify(summary, null, 2)}\n`
+            : `current classifier: ${summary.modelVersion} (taxonomy v${summary.taxonomyVersion}), ${summary.training.examples} examples: ${Object.entries(summary.training.labelSources)
+                .map(([k, v]) => `${v} ${k}`)
+                .join(', ')}\n`,
+        );
+      } finally {
+        ports.close();
+      }
+    });
 }

@@ -20,6 +20,15 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The CloudWatch namespace of every function's Powertools metrics. */
 export const METRICS_NAMESPACE = 'Flywheel';
 
+/**
+ * Data files a capability's functions read at run time, copied beside the bundled handler (`/var/task/<name>`) and
+ * named to the code by an environment variable: the failure-mode classifier trains its default model from the
+ * project's labelled set when no model is stored yet.
+ */
+const BUNDLED_DATA: Record<string, { path: string; variable: string }[]> = {
+  modes: [{ path: 'data/modes/labelled.jsonl', variable: 'FLYWHEEL_MODES_LABELLED_SET' }],
+};
+
 export interface FlywheelFunctionProps {
   /** The entry's name under `functions/`, without extension: `feedback/ingest` bundles `functions/feedback/ingest.ts`. */
   lambda: string;
@@ -67,6 +76,8 @@ export class FlywheelFunction extends Construct {
     this.logGroup.grantWrite(this.role);
 
     const capability = props.lambda.split('/')[0] ?? props.lambda;
+    const data = BUNDLED_DATA[capability] ?? [];
+    const fileName = (path: string) => path.split('/').pop() as string;
     this.fn = new NodejsFunction(this, 'Function', {
       entry: `${PROJECT_ROOT}functions/${props.lambda}.ts`,
       handler: 'handler',
@@ -86,6 +97,7 @@ export class FlywheelFunction extends Construct {
         POWERTOOLS_SERVICE_NAME: `flywheel-${capability}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...Object.fromEntries(data.map((d) => [d.variable, `/var/task/${fileName(d.path)}`])),
         ...props.environment,
       },
       bundling: {
@@ -100,6 +112,15 @@ export class FlywheelFunction extends Construct {
         externalModules: [],
         // ESM output still meets CommonJS dependencies that call require().
         banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        ...(data.length > 0
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) => data.map((d) => `cp "${inputDir}/${d.path}" "${outputDir}/${fileName(d.path)}"`),
+              },
+            }
+          : {}),
       },
     });
 

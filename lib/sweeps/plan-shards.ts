@@ -52,9 +52,11 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
   const specs: Array<{ key: string; spec: ShardSpec }> = [];
   checkpoints.forEach((checkpoint, ci) => {
     suites.forEach((suite, si) => {
+      // Retired tasks (a forged task that stopped certifying) have no key and take no part.
+      const liveTaskIds = suite.taskIds.filter((id) => taskKeys[si]!.has(id));
       for (const mode of sweep.modes) {
-        for (let k = 0, start = 0; start < suite.taskIds.length; k++, start += settings.shardMaxTasks) {
-          const taskIds = suite.taskIds.slice(start, start + settings.shardMaxTasks);
+        for (let k = 0, start = 0; start < liveTaskIds.length; k++, start += settings.shardMaxTasks) {
+          const taskIds = liveTaskIds.slice(start, start + settings.shardMaxTasks);
           const shardId = `c${ci}-s${si}-${mode}-${k}`;
           const shardKey = sweepBlobKeys.shardSpec(sweep.sweepId, shardId);
           const arraySize = Math.min(MAX_ARRAY, Math.max(MIN_ARRAY, Math.ceil(taskIds.length / settings.tasksPerChild)));
@@ -138,6 +140,7 @@ async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite
     await forEachLimited(suite.taskIds, 16, async (id) => {
       const key = registryKeys.task(suite.id, id, source.sk);
       const item = await ports.records.get(key.pk, key.sk);
+      if (item?.status === 'retired') return;
       if (typeof item?.taskKey === 'string') out.set(id, item.taskKey);
       else if (item?.task && typeof item.task === 'object') await copy(id, item.task as Task);
       else missing.push(id);

@@ -12,18 +12,19 @@ import { parseForgeSpec } from '../../lib/forge/schemas.ts';
 import { loadSuite } from '../../lib/harness/eval/load-suite.ts';
 import { gradeAttempt } from '../../lib/harness/grading/grade-attempt.ts';
 import { findForgeCandidates } from '../../lib/forge/find-forge-candidates.ts';
-import { PlainDirProvider, candidate, pythonRepoFiles, writeRepo } from './support/forge-fixtures.ts';
+import { NamespaceSandboxProvider } from '../../lib/harness/sandbox/namespace-sandbox.ts';
+import { candidate, pythonRepoFiles, writeRepo } from './support/forge-fixtures.ts';
 
 /**
- * pytest lives under /root/.pyenv, which the namespace sandbox covers (it hides /root), so these runs use the
- * plain-directory provider from test/support; the certification logic is the same code as in the TypeScript test.
+ * The real namespace sandbox, as in the TypeScript test: pytest lives under /root/.pyenv, which the sandbox hides with
+ * the rest of /root but exposes read-only as an interpreter prefix.
  */
-describe('forge on a Python repository (pytest, JUnit XML, plain-directory sandbox)', () => {
+describe('forge on a Python repository (pytest, JUnit XML, namespace sandbox)', () => {
   let repo: string;
   let data: string;
   let ports: LocalPorts;
   let result: ForgeRunResult;
-  const provider = new PlainDirProvider();
+  let provider: NamespaceSandboxProvider;
   const files = pythonRepoFiles({ stalePyc: true });
 
   beforeAll(async () => {
@@ -31,6 +32,7 @@ describe('forge on a Python repository (pytest, JUnit XML, plain-directory sandb
     repo = await writeRepo(files, { git: false });
     data = await mkdtemp(join(tmpdir(), 'fw-forge-py-'));
     ports = openLocalPorts(join(data, '.flywheel'));
+    provider = new NamespaceSandboxProvider({ root: join(data, 'sandbox') });
     const spec = parseForgeSpec({ name: 'shop', repo: { kind: 'local', path: repo }, testCommand: 'python -m pytest -q tests', runner: { kind: 'pytest' }, suite: 'shop', k: 2, maxTasks: 3 });
     result = await forgeRepository({
       spec,

@@ -8,6 +8,18 @@ import { PROJECT_ROOT } from '../../lib/constructs/flywheel-function.ts';
 
 const run = promisify(execFile);
 
+/** The stacks of one stage, as lib/stacks/flywheel-stage.ts composes them. */
+const STACK_SUFFIXES = ['Api', 'Compute', 'Data', 'Pipeline', 'Workflows'];
+
+/** Every Lambda entry under functions/ (a file that exports `handler`): each must be deployed and bundled once. */
+function lambdaEntries(dir = join(PROJECT_ROOT, 'functions')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return lambdaEntries(path);
+    return entry.name.endsWith('.ts') && /^export const handler\b/m.test(readFileSync(path, 'utf8')) ? [path] : [];
+  });
+}
+
 /**
  * The real thing, once: `npx cdk synth -c stage=prod` as a child process, offline, bundling every function with the
  * local esbuild, into a temporary directory; then cfn-lint over what it wrote.
@@ -25,12 +37,12 @@ describe('npx cdk synth -c stage=prod (real bundling)', () => {
   }, 120_000);
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-  it('builds the Flywheel-prod stage of three stacks, the stateful one protected from termination', () => {
+  it('builds the Flywheel-prod stage of its stacks, the stateful one protected from termination', () => {
     const manifest = JSON.parse(readFileSync(join(assemblyDir, 'manifest.json'), 'utf8')) as {
       artifacts: Record<string, { type: string; displayName?: string; properties?: { stackName?: string; terminationProtection?: boolean } }>;
     };
     const stacks = Object.values(manifest.artifacts).filter((a) => a.type === 'aws:cloudformation:stack');
-    expect(stacks.map((s) => s.properties?.stackName).sort()).toEqual(['Flywheel-prod-Api', 'Flywheel-prod-Data', 'Flywheel-prod-Pipeline']);
+    expect(stacks.map((s) => s.properties?.stackName).sort()).toEqual(STACK_SUFFIXES.map((s) => `Flywheel-prod-${s}`));
     const data = stacks.find((s) => s.properties?.stackName === 'Flywheel-prod-Data');
     expect(data?.properties?.terminationProtection).toBe(true);
   });
@@ -45,7 +57,7 @@ describe('npx cdk synth -c stage=prod (real bundling)', () => {
         .filter((r) => r.Type === 'AWS::Lambda::Function')
         .map((r) => r.Metadata?.['aws:asset:path']);
     });
-    expect(assetPaths).toHaveLength(4);
+    expect(assetPaths).toHaveLength(lambdaEntries().length);
     for (const asset of assetPaths) {
       expect(asset).toBeDefined();
       // Asset paths are relative to the stage's nested assembly.
@@ -56,11 +68,30 @@ describe('npx cdk synth -c stage=prod (real bundling)', () => {
     }
   });
 
+  it('ships the labelled set beside every failure-mode function, which trains the default classifier from it', () => {
+    const modesFunctions = readdirSync(assemblyDir)
+      .filter((f) => f.endsWith('.template.json'))
+      .flatMap((t) => {
+        const template = JSON.parse(readFileSync(join(assemblyDir, t), 'utf8')) as {
+          Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: { Environment?: { Variables?: Record<string, unknown> } } }>;
+        };
+        return Object.values(template.Resources).filter(
+          (r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.Environment?.Variables?.POWERTOOLS_SERVICE_NAME === 'flywheel-modes',
+        );
+      });
+    expect(modesFunctions.length).toBeGreaterThanOrEqual(2);
+    for (const fn of modesFunctions) {
+      expect(fn.Properties?.Environment?.Variables?.FLYWHEEL_MODES_LABELLED_SET).toBe('/var/task/labelled.jsonl');
+      const shipped = join(assemblyDir, fn.Metadata?.['aws:asset:path'] as string, 'labelled.jsonl');
+      expect(readFileSync(shipped, 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, 'data/modes/labelled.jsonl'), 'utf8'));
+    }
+  });
+
   it('cfn-lint passes over every template', async () => {
     const templates = readdirSync(assemblyDir)
       .filter((f) => f.endsWith('.template.json'))
       .map((f) => join(assemblyDir, f));
-    expect(templates).toHaveLength(3);
+    expect(templates).toHaveLength(STACK_SUFFIXES.length);
     const result = await run('cfn-lint', ['--format', 'parseable', ...templates]).then(
       (r) => ({ code: 0, out: r.stdout + r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),

@@ -417,7 +417,7 @@ describe('cdk-nag and CDK annotations', () => {
 describe('cfn-lint', () => {
   it.each(stageNames)('%s: passes over every synthesized template', async (name) => {
     const { templatePaths } = get(name);
-    expect(templatePaths).toHaveLength(3);
+    expect(templatePaths).toHaveLength(5); // Data, Pipeline, Api, Compute, Workflows
     // cfn-lint exits non-zero on any error or warning and prints them: the assertion shows its output.
     const result = await run('cfn-lint', ['--format', 'parseable', ...templatePaths]).then(
       (r) => ({ code: 0, out: r.stdout + r.stderr }),

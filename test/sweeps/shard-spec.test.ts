@@ -30,7 +30,10 @@ describe('the shard spec and the rollout job', () => {
       await fx.ports.blobs.put(key, JSON.stringify(sampleTask('forge-py', id)));
       await fx.ports.records.put({ ...registryKeys.task('forge-py', id), kind: 'forge-task', taskKey: key });
     }
-    await registerSuite(fx.ports, { id: 'forge-py', visibility: 'private', owner: 'forge', tasks: { kind: 'records' }, taskIds: forged });
+    // A task that stopped certifying is retired by the forge: it takes no part in a sweep.
+    await fx.ports.blobs.put('tasks/forge-py/f4/task.json', JSON.stringify(sampleTask('forge-py', 'f4')));
+    await fx.ports.records.put({ ...registryKeys.task('forge-py', 'f4'), kind: 'forge-task', taskKey: 'tasks/forge-py/f4/task.json', status: 'retired' });
+    await registerSuite(fx.ports, { id: 'forge-py', visibility: 'private', owner: 'forge', tasks: { kind: 'records' }, taskIds: [...forged, 'f4'] });
     // A folder suite, as `flywheel eval run --suite` loads it.
     dir = mkdtempSync(join(tmpdir(), 'flywheel-shard-spec-'));
     mkdirSync(join(dir, 'repo'));

@@ -1,9 +1,14 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ValidationError } from '../../errors.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
+import { listSuiteTasks, readStoredTask } from '../../forge/forge-records.ts';
+import type { BlobsPort } from '../../ports/blobs.ts';
+import type { RecordItem, RecordsPort } from '../../ports/records.ts';
+import { findSuite } from '../../registry/get-suite.ts';
+import { registryKeys } from '../../registry/record-keys.ts';
 import { loadTask } from '../task/load-task.ts';
 import { prepareTaskSource, type TaskSourceOptions } from '../task/prepare-task-source.ts';
-import type { Task } from '../task/task-schema.ts';
+import { parseTask, type Task } from '../task/task-schema.ts';
 
 /** A task ready to run here: the task and its repository on this machine. */
 export interface SuiteTask {
@@ -32,15 +37,34 @@ export function localSourceDir(task: Task, taskFile?: string): string {
   ]);
 }
 
+/** Where `loadSuite` may look for a suite that is not a folder: a registered suite name, read from records. */
+export interface LoadSuiteOptions extends Omit<TaskSourceOptions, 'taskFile'> {
+  records?: RecordsPort;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
 /**
  * Loads every `*.json` task file of a suite folder (recursively, in name order), validating each; errors name the file.
  * Each task's repository is made ready with `prepareTaskSource`: local paths as they are, git URLs cloned and blob
  * tarballs extracted into `options.cacheDir` (without one, a remote source is an error naming the task and field).
  *
+ * When `dir` is not a folder and `options.records` is given, it is read as a registered suite's name instead
+ * (`loadSuiteFromRecords`).
+ *
  * @example
  * const tasks = await loadSuite('suites/smoke', { cacheDir: '.flywheel/sources', blobs: ports.blobs });
+ * const forged = await loadSuite('calc-ts', { cacheDir: '.flywheel/sources', blobs: ports.blobs, records: ports.records });
  */
-export async function loadSuite(dir: string, options: Omit<TaskSourceOptions, 'taskFile'> = {}): Promise<SuiteTask[]> {
+export async function loadSuite(dir: string, options: LoadSuiteOptions = {}): Promise<SuiteTask[]> {
+  const { records, ...sourceOptions } = options;
+  if (records && options.blobs && !(await isDirectory(dir))) return loadSuiteFromRecords({ records, blobs: options.blobs }, dir, sourceOptions);
+  return loadSuiteFolder(dir, sourceOptions);
+}
+
+async function loadSuiteFolder(dir: string, options: Omit<TaskSourceOptions, 'taskFile'>): Promise<SuiteTask[]> {
   const root = resolve(dir);
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const files = entries
@@ -56,6 +80,55 @@ export async function loadSuite(dir: string, options: Omit<TaskSourceOptions, 't
     if (other) throw new ValidationError(`task id ${task.id} appears twice: ${other} and ${file}`, [{ path: 'id', message: 'duplicate' }]);
     seen.set(task.id, file);
     tasks.push({ task, sourceDir: await prepareTaskSource(task, { ...options, taskFile: file }), file });
+  }
+  return tasks;
+}
+
+/** The task JSON a task record carries: its `task` attribute, else its task blob (`taskKey`), else the item itself. */
+async function taskOfRecord(item: RecordItem, blobs: BlobsPort): Promise<Task> {
+  const label = `record ${item.pk} / ${item.sk}`;
+  if (item['task'] && typeof item['task'] === 'object') return parseTask(item['task'], label);
+  if (typeof item['taskKey'] === 'string') return readStoredTask(blobs, { taskKey: item['taskKey'] });
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, ...body } = item;
+  return parseTask(body, label);
+}
+
+/**
+ * Loads a registered suite from records, skipping retired tasks. A registry suite (`SUITE#<suite>`, see
+ * lib/registry) whose tasks are records lists its task ids, each the record `TASK#<suite>#<id>` (sk `TASK` unless the
+ * suite says otherwise); a folder suite loads that folder. Without a registry record, the forge's task records of the
+ * suite (`TASK#<suite>#<id>` / `TASK`, through the suite index) are the suite. A task's repository is a blob
+ * (`forge/suites/<suite>/tasks/<id>/repo.tar.gz`), extracted into `options.cacheDir` by `prepareTaskSource`.
+ *
+ * @example
+ * const tasks = await loadSuiteFromRecords(ports, 'calc-ts', { cacheDir: '.flywheel/sources' });
+ */
+export async function loadSuiteFromRecords(
+  ports: { records: RecordsPort; blobs: BlobsPort },
+  suite: string,
+  options: Omit<TaskSourceOptions, 'taskFile' | 'blobs'> = {},
+): Promise<SuiteTask[]> {
+  const sourceOptions = { ...options, blobs: ports.blobs };
+  const registered = await findSuite(ports.records, suite);
+  const items: RecordItem[] = [];
+  if (registered?.tasks.kind === 'folder') return loadSuiteFolder(registered.tasks.path, sourceOptions);
+  if (registered?.tasks.kind === 'blobs') throw new ValidationError(`suite ${suite}: tasks under blob prefix ${registered.tasks.prefix} are not loadable here; export them to a folder`, [{ path: 'suite', message: 'blob-prefix suite' }]);
+  if (registered?.tasks.kind === 'records') {
+    for (const id of registered.taskIds) {
+      const key = registryKeys.task(suite, id, registered.tasks.sk);
+      const item = await ports.records.get(key.pk, key.sk);
+      if (!item) throw new NotFoundError(`suite ${suite}: task record ${key.pk} / ${key.sk} is missing`);
+      items.push(item);
+    }
+  } else {
+    items.push(...(await listSuiteTasks(ports.records, suite)));
+  }
+  const live = items.filter((item) => item['status'] !== 'retired');
+  if (live.length === 0) throw new NotFoundError(`suite ${suite} is neither a folder nor a registered suite with active tasks`);
+  const tasks: SuiteTask[] = [];
+  for (const item of live) {
+    const task = await taskOfRecord(item, ports.blobs);
+    tasks.push({ task, sourceDir: await prepareTaskSource(task, sourceOptions) });
   }
   return tasks;
 }

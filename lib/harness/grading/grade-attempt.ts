@@ -3,14 +3,15 @@
  * 1. a pristine copy of the base commit (never the agent's workspace) gets the agent's diff (`git apply`; a diff that
  *    does not apply fails with `patch-does-not-apply`);
  * 2. test files and runner configs the diff touched go back to the task's version, the test patch is applied;
- * 3. the test command runs there through `runTests` (default: a local child process; `sandboxTestRunner` for
+ * 3. the task's setup command (if any) runs there, with the task's command time limit, then the test command, both
+ *    through `runTests` (default: a local child process; `sandboxTestRunner` for
  *    isolation), with pytest asked for a JUnit report;
  * 4. outcomes come from the reports, never the exit code: every failToPass and passToPass id must be reported
  *    passed, a missing id is a failure, and fewer collected tests than expected fails the attempt;
  * 5. the test log is stored as a blob, and integrity flags are computed from the diff (and trajectory, if given).
  *
  * Infrastructure problems throw instead of grading: `Flywheel.GradingSetupError` (missing base commit, a test patch
- * that does not apply) and whatever the runner throws (a sandbox that will not start). Callers record those apart
+ * that does not apply, a setup command that fails) and whatever the runner throws (a sandbox that will not start). Callers record those apart
  * and never score them as the model failing.
  */
 import type { BlobsPort } from '../../ports/blobs.ts';
@@ -42,6 +43,8 @@ export interface GradeAttemptInput {
   blobs?: BlobsPort;
   /** Wall clock for the test command; default the task's `limits.commandSeconds`. */
   timeoutMs?: number;
+  /** Wall clock for the task's setup command; default the task's `limits.commandSeconds`. */
+  setupTimeoutMs?: number;
   /** Bytes of test output kept; default 32 MiB. */
   outputBytes?: number;
   /** Baseline number of tests the command collects; default `task.metadata.expectedTestCount`, else the count of the task's ids. */
@@ -184,6 +187,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       reportGlobs: [`${reportDir}/*`, ...taskGlobs],
       timeoutMs: input.timeoutMs ?? task.limits.commandSeconds * 1000,
       outputBytes: input.outputBytes ?? 32 * 1024 * 1024,
+      ...(task.setupCommand ? { setup: { command: task.setupCommand, timeoutMs: input.setupTimeoutMs ?? task.limits.commandSeconds * 1000 } } : {}),
     });
     const { reports, problems } = readTestReports({ files: run.reports, stdout: run.stdout, workdir: run.workdir });
     const verdict = decideVerdict({

@@ -1,12 +1,15 @@
 /**
  * Runs graded tests inside a sandbox: the prepared tree is the sandbox's source, the network is closed (strict mode,
  * empty allow-list unless given) and the process tree dies with the command. Report files are read back through the
- * session (base64, one file a line pair), since the sandbox works on its own copy of the tree.
+ * session (base64, one file a line pair), since the sandbox works on its own copy of the tree. The task's setup command
+ * (the request's `setup`, else `options.setupCommand`) runs in the same session first; one that fails throws
+ * `Flywheel.GradingSetupError`. The forge grades with this same runner (`forgeTestRunner`).
  */
 import { TransientError } from '../../errors.ts';
 import type { SandboxLimits, SandboxProvider } from '../sandbox/sandbox.ts';
 import type { ReportFile } from './read-test-reports.ts';
-import type { TestRunner } from './test-runner.ts';
+import { GradingSetupError } from './grading-setup-error.ts';
+import { setupFailureMessage, type TestRunner } from './test-runner.ts';
 
 function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
@@ -44,7 +47,13 @@ function parseReportListing(stdout: string): ReportFile[] {
  */
 export function sandboxTestRunner(
   provider: SandboxProvider,
-  options: { limits?: Partial<SandboxLimits>; networkAllowList?: string[]; env?: Record<string, string> } = {},
+  options: {
+    limits?: Partial<SandboxLimits>;
+    networkAllowList?: string[];
+    env?: Record<string, string>;
+    /** Setup run when the request carries none (a repository-wide setup, as the forge's spec names it). */
+    setupCommand?: string;
+  } = {},
 ): TestRunner {
   return async (req) => {
     const t0 = Date.now();
@@ -56,6 +65,12 @@ export function sandboxTestRunner(
       ...(options.env ? { env: options.env } : {}),
     });
     try {
+      const setup = req.setup ?? (options.setupCommand ? { command: options.setupCommand, timeoutMs: req.timeoutMs } : undefined);
+      if (setup) {
+        const r = await session.exec(setup.command, { timeoutMs: setup.timeoutMs });
+        const failed = setupFailureMessage({ ...r, timedOut: r.limit === 'time' });
+        if (failed) throw new GradingSetupError(failed);
+      }
       const run = await session.exec(req.script, { timeoutMs: req.timeoutMs });
       const listing = await session.exec(listReportsScript(req.reportGlobs), { timeoutMs: 60_000 });
       // Reports that cannot be read back are the harness's problem, never the model's failure.

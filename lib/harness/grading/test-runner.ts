@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { glob, lstat, readFile, realpath } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { GradingSetupError } from './grading-setup-error.ts';
 import type { ReportFile } from './read-test-reports.ts';
 
 export interface TestRunRequest {
@@ -28,6 +29,11 @@ export interface TestRunRequest {
   timeoutMs: number;
   /** Bytes of stdout+stderr kept (each stream is cut at this size). */
   outputBytes: number;
+  /**
+   * The task's setup command, run in the tree before the script (no grading prelude); a setup that fails or runs out
+   * of time throws `Flywheel.GradingSetupError` — the task's environment, never the model's failure.
+   */
+  setup?: { command: string; timeoutMs: number };
 }
 
 export interface TestRunOutput {
@@ -100,9 +106,71 @@ export async function collectReportFiles(dir: string, globs: string[]): Promise<
   return files.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** How a setup command ended, as one line for `GradingSetupError` (with the tail of its output). */
+export function setupFailureMessage(run: { exitCode: number | null; signal: string | null; timedOut: boolean; stdout: string; stderr: string }): string | undefined {
+  if (run.exitCode === 0 && !run.timedOut) return undefined;
+  const how = run.timedOut ? 'ran out of time' : `exited ${run.exitCode ?? run.signal}`;
+  return `grading setup command ${how}: ${`${run.stdout}\n${run.stderr}`.trim().slice(-1000)}`;
+}
+
+type BashRun = Omit<TestRunOutput, 'reports' | 'workdir' | 'durationMs'>;
+
+/** Runs a bash script in `dir` in its own process group, killed at the timeout and again when the script ends. */
+function runBash(dir: string, script: string, timeoutMs: number, outputBytes: number, env: NodeJS.ProcessEnv): Promise<BashRun> {
+  return new Promise<BashRun>((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let truncated = false;
+    let timedOut = false;
+    const keep = (chunks: Buffer[], size: number, chunk: Buffer): number => {
+      const room = outputBytes - size;
+      if (room <= 0) {
+        truncated = true;
+        return size;
+      }
+      if (chunk.length > room) truncated = true;
+      const part = chunk.subarray(0, room);
+      chunks.push(part);
+      return size + part.length;
+    };
+    child.stdout.on('data', (c: Buffer) => (outBytes = keep(out, outBytes, c)));
+    child.stderr.on('data', (c: Buffer) => (errBytes = keep(err, errBytes, c)));
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      killGroup();
+      resolve({
+        exitCode: code,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        timedOut,
+        truncated,
+      });
+    });
+  });
+}
+
 /**
- * Runs the script with bash in the tree; kills the process group at the timeout and again after the script ends
- * (so a background process cannot rewrite a report afterwards).
+ * Runs the task's setup command (when the request has one), then the script, with bash in the tree; kills the process
+ * group at the timeout and again after the script ends (so a background process cannot rewrite a report afterwards).
  *
  * @example
  * const result = await gradeAttempt({ task, sourceDir, diff, attemptId, runTests: makeLocalTestRunner({ env: { PYTHONPATH: 'src' } }) });
@@ -110,55 +178,12 @@ export async function collectReportFiles(dir: string, globs: string[]): Promise<
 export function makeLocalTestRunner(options: { env?: Record<string, string> } = {}): TestRunner {
   return async (req) => {
     const t0 = Date.now();
-    const run = await new Promise<Omit<TestRunOutput, 'reports' | 'workdir' | 'durationMs'>>((resolve, reject) => {
-      const child = spawn('bash', ['-c', req.script], { cwd: req.dir, env: gradingEnv(options.env), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      let outBytes = 0;
-      let errBytes = 0;
-      let truncated = false;
-      let timedOut = false;
-      const keep = (chunks: Buffer[], size: number, chunk: Buffer): number => {
-        const room = req.outputBytes - size;
-        if (room <= 0) {
-          truncated = true;
-          return size;
-        }
-        if (chunk.length > room) truncated = true;
-        const part = chunk.subarray(0, room);
-        chunks.push(part);
-        return size + part.length;
-      };
-      child.stdout.on('data', (c: Buffer) => (outBytes = keep(out, outBytes, c)));
-      child.stderr.on('data', (c: Buffer) => (errBytes = keep(err, errBytes, c)));
-      const killGroup = () => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, req.timeoutMs);
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        killGroup();
-        resolve({
-          exitCode: code,
-          signal,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-          timedOut,
-          truncated,
-        });
-      });
-    });
+    const env = gradingEnv(options.env);
+    if (req.setup) {
+      const failed = setupFailureMessage(await runBash(req.dir, req.setup.command, req.setup.timeoutMs, req.outputBytes, env));
+      if (failed) throw new GradingSetupError(failed);
+    }
+    const run = await runBash(req.dir, req.script, req.timeoutMs, req.outputBytes, env);
     return { ...run, durationMs: Date.now() - t0, reports: await collectReportFiles(req.dir, req.reportGlobs), workdir: req.dir };
   };
 }

@@ -1,16 +1,12 @@
 /**
  * Small real repositories for the forge tests, made on disk by the tests (TypeScript run by node's own test runner
- * with its JUnit reporter, and Python run by pytest), plus sandbox providers: the namespace sandbox with a per-session
- * counter in the environment (what makes a test flaky on purpose), and a plain-directory provider for runners the
- * namespace sandbox cannot see.
+ * with its JUnit reporter, and Python run by pytest), plus a sandbox provider: the namespace sandbox with a per-session
+ * counter in the environment (what makes a test flaky on purpose).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gitSync } from '../../support/git-fixture.ts';
-import { openPlainDirSandbox } from '../../support/plain-dir-sandbox.ts';
 import type { SandboxProvider, SandboxSession, SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
 import type { ForgeCandidate } from '../../../lib/forge/certify-candidate.ts';
 
@@ -142,30 +138,6 @@ export class CountingProvider implements SandboxProvider {
   open(spec: SandboxSpec): Promise<SandboxSession> {
     const n = this.sessions++;
     return this.inner.open({ ...spec, env: { ...spec.env, ...this.extraEnv, FORGE_SESSION: String(n) } });
-  }
-}
-
-/**
- * A provider over plain temp directories (test/support/plain-dir-sandbox.ts): the files of the spec's commit, no
- * isolation, the spec's env exported before each command. For runners installed where the namespace sandbox covers
- * them (pytest under /root/.pyenv).
- */
-export class PlainDirProvider implements SandboxProvider {
-  async open(spec: SandboxSpec): Promise<SandboxSession> {
-    const dir = await mkdtemp(join(tmpdir(), 'fw-forge-plain-'));
-    const isGit = existsSync(join(spec.sourceDir, '.git'));
-    if (isGit) {
-      const archive = execFileSync('git', ['archive', '--format=tar', spec.baseCommit ?? 'HEAD'], { cwd: spec.sourceDir, maxBuffer: 256 << 20 });
-      execFileSync('tar', ['-xf', '-', '-C', dir], { input: archive });
-    } else {
-      execFileSync('cp', ['-a', `${spec.sourceDir}/.`, dir]);
-    }
-    const session = await openPlainDirSandbox({ fromDir: dir });
-    await rm(dir, { recursive: true, force: true });
-    const prefix = Object.entries(spec.env ?? {})
-      .map(([k, v]) => `export ${k}='${v.replaceAll("'", `'\\''`)}'\n`)
-      .join('');
-    return { ...session, exec: (command, options) => session.exec(prefix + command, options), workdir: session.workdir, mode: spec.mode };
   }
 }
 
