@@ -138,8 +138,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   };
   const consumer = options.consumerThread === false ? inProcessConsumer() : threadConsumer();
   // Failure modes: feedback.stored / report.stored from the event log → a local queue (+DLQ) → the classify consumer
-  // (lib/modes/local/local-modes-pipeline.ts), as the EventBridge rule → SQS → Lambda on AWS.
-  const modes = startLocalModesPipeline(localPorts, { dataDir, maxReceiveCount, logger });
+  // (lib/modes/local/local-modes-pipeline.ts), as the EventBridge rule → SQS → Lambda on AWS. It runs on the consumer
+  // thread (lib/local/consumer-worker.ts), or here when the consumer does.
+  const modes = options.consumerThread === false ? startLocalModesPipeline(localPorts, { dataDir, maxReceiveCount, logger }) : undefined;
   const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -154,7 +155,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       closing ??= (async () => {
         await server.close();
         await consumer.stop();
-        await modes.stop();
+        await modes?.stop();
         await sweeps?.close();
         await local.jobs?.close();
         await closePorts();
