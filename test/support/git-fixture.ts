@@ -7,6 +7,9 @@
  * const sha = gitSync(dir, ['rev-parse', 'HEAD']);
  */
 import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 export function gitSync(dir: string, args: string[], input?: string): string {
   return execFileSync('git', args, {
@@ -25,4 +28,25 @@ export function gitSync(dir: string, args: string[], input?: string): string {
   })
     .toString()
     .trim();
+}
+
+/**
+ * Writes `files` (path → text) into a new temporary folder and, unless `git: false`, commits them as one commit on
+ * `main`. Returns the folder.
+ *
+ * @example
+ * const repo = await writeGitRepo({ 'src/add.ts': 'export const add = (a: number, b: number) => a + b;\n' });
+ */
+export async function writeGitRepo(files: Record<string, string>, options: { git?: boolean; prefix?: string; message?: string } = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), options.prefix ?? 'flywheel-repo-'));
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  if (options.git !== false) {
+    gitSync(dir, ['init', '-q', '-b', 'main']);
+    gitSync(dir, ['add', '-A']);
+    gitSync(dir, ['commit', '-q', '-m', options.message ?? 'fixture']);
+  }
+  return dir;
 }

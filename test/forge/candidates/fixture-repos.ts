@@ -2,23 +2,10 @@
  * Small real repositories for the candidates, leftovers and statement tests: written to a temporary folder and
  * committed with git, in TypeScript and in Python.
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { gitSync } from '../../support/git-fixture.ts';
+import { writeGitRepo } from '../../support/git-fixture.ts';
 
-export async function writeRepo(files: Record<string, string>, options: { git?: boolean } = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'forge-cand-'));
-  for (const [path, text] of Object.entries(files)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  if (options.git !== false) {
-    gitSync(dir, ['init', '-q', '-b', 'main']);
-    gitSync(dir, ['add', '-A']);
-    gitSync(dir, ['commit', '-q', '-m', 'fixture']);
-  }
-  return dir;
+export function writeRepo(files: Record<string, string>, options: { git?: boolean } = {}): Promise<string> {
+  return writeGitRepo(files, { ...options, prefix: 'forge-cand-', message: 'fixture' });
 }
 
 export const TS_REPO: Record<string, string> = {

@@ -3,25 +3,12 @@
  * with its JUnit reporter, and Python run by pytest), plus a sandbox provider: the namespace sandbox with a per-session
  * counter in the environment (what makes a test flaky on purpose).
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { gitSync } from '../../support/git-fixture.ts';
+import { writeGitRepo } from '../../support/git-fixture.ts';
 import type { SandboxProvider, SandboxSession, SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
 import type { ForgeCandidate } from '../../../lib/forge/certify-candidate.ts';
 
-export async function writeRepo(files: Record<string, string>, options: { git?: boolean } = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'fw-forge-fixture-'));
-  for (const [path, text] of Object.entries(files)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  if (options.git !== false) {
-    gitSync(dir, ['init', '-q', '-b', 'main']);
-    gitSync(dir, ['add', '-A']);
-    gitSync(dir, ['commit', '-q', '-m', 'initial']);
-  }
-  return dir;
+export function writeRepo(files: Record<string, string>, options: { git?: boolean } = {}): Promise<string> {
+  return writeGitRepo(files, { ...options, prefix: 'fw-forge-fixture-', message: 'initial' });
 }
 
 export const CALC_TS = `/** Adds two numbers. */

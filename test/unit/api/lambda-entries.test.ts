@@ -50,3 +50,21 @@ describe('Lambda entries (Powertools middlewares over the shared handlers)', () 
     expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
   });
 });
+
+describe('registry Lambda entries (Powertools middlewares over the shared handlers)', () => {
+  it('functions/registry/api validates before touching a port, and serves only its routes', async () => {
+    const { handler } = await import('../../../functions/registry/api.ts');
+    const bad = await handler(apiEvent('POST', '/v1/checkpoints', JSON.stringify({ id: 'x' }), { 'Content-Type': 'application/json' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['model', 'serving']));
+    const other = await handler(apiEvent('GET', '/v1/sweeps/s1', null, {}), context);
+    expect(other.statusCode).toBe(404);
+  });
+
+  it('functions/registry/sweeps-api validates the sweep request', async () => {
+    const { handler } = await import('../../../functions/registry/sweeps-api.ts');
+    const bad = await handler(apiEvent('POST', '/v1/sweeps', JSON.stringify({ modes: ['loose'] }), { 'Content-Type': 'application/json' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).issues[0].path).toBe('modes[0]');
+  });
+});
