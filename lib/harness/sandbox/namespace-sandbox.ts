@@ -136,7 +136,9 @@ export class NamespaceSandboxProvider implements SandboxProvider {
    */
   exposure(): Promise<Exposure> {
     this.exposurePromise ??= (async () => {
-      const hidden = ['/root', ...(this.options.hide ?? [])];
+      // /tmp is the attempt's own inside, so an interpreter installed under it (a checkout's node_modules/node in a
+      // clone under /tmp, as CI makes) is as hidden as one under /root.
+      const hidden = ['/root', tmpdir(), ...(this.options.hide ?? [])];
       const choice = this.options.exposeInterpreters ?? true;
       const names = choice === true ? [...DEFAULT_INTERPRETERS] : choice === false ? [] : choice;
       const detected = await detectInterpreterExposure(names, hidden);
