@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { callApi, resolveTarget, type TargetFlags } from './target.ts';
+import { callApi, collect, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
 
 const BATCH_MAX = 500;
 
@@ -38,14 +38,6 @@ interface ListFlags extends TargetFlags {
   json?: boolean;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-function targetOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
-    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
-    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)');
-}
 
 /** `flywheel feedback send|list`: the feedback API from the shell. */
 export function registerFeedbackCommands(program: Command): void {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
+import { collect } from './target.ts';
 import { calibrateDifficulty } from '../forge/calibrate-difficulty.ts';
 import { forgeCandidateSource } from '../forge/find-forge-candidates.ts';
 import { forgeRepository, type ForgeProgress, type ForgeRunResult } from '../forge/forge-repository.ts';
@@ -45,7 +46,6 @@ function int(value: string | undefined, flag: string): number | undefined {
   return n;
 }
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The forge spec from `--spec <file>` (JSON) overlaid with the flags given. */
 export async function specFromFlags(flags: ForgeRunFlags): Promise<ReturnType<typeof parseForgeSpec>> {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { renderReportChart } from '../sweeps/report-chart.ts';
 import { formatReportTable } from '../sweeps/report-table.ts';
 import type { SweepReport } from '../sweeps/schemas.ts';
-import { callApi, resolveTarget, type TargetFlags } from './target.ts';
+import { callApi, collect, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
 
 interface StartFlags extends TargetFlags {
   sweepId?: string;
@@ -21,14 +21,6 @@ interface ReportFlags extends TargetFlags {
   json?: boolean;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-function targetOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
-    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
-    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)');
-}
 
 async function fetchReport(flags: TargetFlags, id: string): Promise<SweepReport | undefined> {
   const { status, body } = await callApi(resolveTarget(flags), 'GET', `/v1/sweeps/${encodeURIComponent(id)}`);

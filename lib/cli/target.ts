@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { DEFAULT_DATA_DIR, readRuntimeInfo } from '../local/runtime.ts';
 
@@ -59,4 +60,15 @@ export async function callApi(
     // not JSON: keep the text
   }
   return { status: response.status, body: parsed };
+}
+
+/** Commander's collector for a repeatable option (`--suite a --suite b` → `['a', 'b']`). */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** The options every API-client command takes: a deployed stage's URL and key, or the local runtime's data folder. */
+export function targetOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
+    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
+    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)');
 }

@@ -7,18 +7,9 @@ import { fitLogisticRegression, lbfgs } from '../../../lib/modes/classifier/logi
 import { fitPlatt } from '../../../lib/modes/classifier/platt-calibration.ts';
 import { fitTfidf, restoreTfidf, tokenize } from '../../../lib/modes/classifier/tfidf-vectorizer.ts';
 import { signalText } from '../../../lib/modes/classifier/signal-text.ts';
+import { seededRandom } from '../../../lib/harness/eval/compare-modes.ts';
 
-/** Deterministic uniform(0,1) numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 describe('lbfgs and logistic regression', () => {
   it('minimises a convex quadratic to its known optimum', () => {
