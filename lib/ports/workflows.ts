@@ -7,7 +7,10 @@
  *
  * Execution names are idempotency keys: starting a name that already ran with the same input returns that execution
  * (Step Functions does the same for Standard workflows), so a re-run of the same sweep id resumes instead of
- * double-counting.
+ * double-counting. Starting it again after it ended FAILED, TIMED_OUT or ABORTED resumes it: the answer is an
+ * execution that runs again with the same input (on AWS a redrive of the same execution, or where Step Functions
+ * can no longer redrive it a continuation `<name>.r2`; locally the same execution run again). Steps must therefore be
+ * idempotent. A SUCCEEDED execution is returned as it is.
  *
  * @example
  * const { executionId } = await workflows.start('sweep', { name: 'sweep-2026-12-02', input: { sweepKey } });
@@ -31,7 +34,10 @@ export interface ExecutionDescription {
 }
 
 export interface WorkflowsPort {
-  /** Starts `workflow` (a definition the deployment knows, e.g. `sweep`) with a small JSON input (keys, not bodies). */
+  /**
+   * Starts `workflow` (a definition the deployment knows, e.g. `sweep`) with a small JSON input (keys, not bodies);
+   * the same name and input again returns that execution, resumed if it ended unsuccessfully.
+   */
   start(workflow: string, options: { name: string; input: unknown }): Promise<{ executionId: string }>;
   /** Throws `Flywheel.ExecutionNotFound` for an unknown id. */
   describe(executionId: string): Promise<ExecutionDescription>;

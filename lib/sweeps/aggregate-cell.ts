@@ -56,6 +56,11 @@ export function shardIndexOf(shard: Pick<ShardRef, 'shardId'>): number {
   return m ? Number(m[1]) : 0;
 }
 
+/** `RESULT#<sweep>…` / `SHARD#…`: the record of a shard's part of its cell. */
+export function shardPartKey(sweepId: string, shard: Pick<ShardRef, 'shardId' | 'checkpoint' | 'suite' | 'mode'>): { pk: string; sk: string } {
+  return registryKeys.shardPart(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard));
+}
+
 export async function listParts(records: RecordsPort, sweepId: string, checkpoint: string, suite: string, mode: SweepMode): Promise<ShardPartItem[]> {
   const out: ShardPartItem[] = [];
   let cursor: string | undefined;

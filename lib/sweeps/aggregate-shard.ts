@@ -1,7 +1,7 @@
 import { listAttemptRecords } from '../harness/attempt/attempt-record.ts';
 import type { TaskTally } from '../registry/record-views.ts';
 import { registryKeys } from '../registry/record-keys.ts';
-import { listParts, recomputeCell, shardIndexOf, type ShardPartItem } from './aggregate-cell.ts';
+import { listParts, recomputeCell, shardIndexOf, shardPartKey, type ShardPartItem } from './aggregate-cell.ts';
 import { readPlan } from './plan-shards.ts';
 import { readShardSpec, shardAttemptRunIds, type ShardSpec } from './shard-spec.ts';
 import { getSweep } from './sweep-record.ts';
@@ -9,7 +9,7 @@ import type { AggregateShardInput, RecordShardFailureInput, ShardOutcome, ShardR
 
 /** `RESULT#<sweep>/SHARD#…`: where a shard's part of the result is (the `resultKey` of its outcome). */
 function partRef(sweepId: string, shard: ShardRef): { pk: string; sk: string; ref: string } {
-  const key = registryKeys.shardPart(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard));
+  const key = shardPartKey(sweepId, shard);
   return { ...key, ref: `${key.pk}/${key.sk}` };
 }
 

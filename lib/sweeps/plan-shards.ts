@@ -8,6 +8,7 @@ import { getSuite } from '../registry/get-suite.ts';
 import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
 import type { Checkpoint, Suite } from '../registry/schemas.ts';
 import { SWEEP_SHARD_LIMIT } from './resolve-sweep-selection.ts';
+import { shardPartKey } from './aggregate-cell.ts';
 import { SHARD_SPEC_VERSION, type ShardSpec } from './shard-spec.ts';
 import { getSweep, putSweep } from './sweep-record.ts';
 import type { PlanShardsInput, ShardPlan, ShardRef, SweepStepPorts } from './workflow/sweep-steps.ts';
@@ -27,7 +28,9 @@ const MAX_ARRAY = 10_000;
  * copy under `sweeps/<id>/tasks/` (a local task's repository path made absolute, so the job finds it from any folder).
  *
  * Idempotent: shard ids (`c<i>-s<j>-<mode>-<k>`, positions in the recorded selection) and spec bytes depend only on
- * the sweep record and the suite, so a replay rewrites the same blobs and answers the same plan.
+ * the sweep record and the suite, so a replay rewrites the same blobs and answers the same plan, except that a
+ * shard whose part an earlier run already aggregated (status succeeded) comes back `done`, so a resumed sweep
+ * submits no job for it (the plan blob itself never carries `done`).
  *
  * @example
  * const plan = await planShards(ports, { sweepId: 'nightly-20261202' }, settings); // plan.shards[0].shardKey
@@ -97,10 +100,22 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
   await forEachLimited(specs, 16, ({ key, spec }) => ports.blobs.put(key, JSON.stringify(spec), { contentType: 'application/json' }));
   const planKey = sweepBlobKeys.plan(sweep.sweepId);
   await ports.blobs.put(planKey, JSON.stringify({ sweepId: sweep.sweepId, shards }), { contentType: 'application/json' });
+  const answer = await markDone(ports, sweep.sweepId, shards);
   if (sweep.status === 'validated' || sweep.shardCount !== shards.length) {
     await putSweep(ports.records, { ...sweep, status: sweep.status === 'validated' ? 'planned' : sweep.status, plannedAt: sweep.plannedAt ?? ports.now().toISOString(), shardCount: shards.length });
   }
-  return { sweepId: sweep.sweepId, planKey, shardCount: shards.length, shards };
+  return { sweepId: sweep.sweepId, planKey, shardCount: shards.length, shards: answer };
+}
+
+/** The shards, each `done` whose part an earlier run of this sweep aggregated (`SHARD#…` with status succeeded). */
+async function markDone(ports: SweepStepPorts, sweepId: string, shards: ShardRef[]): Promise<ShardRef[]> {
+  const out = [...shards];
+  await forEachLimited(shards.map((shard, i) => ({ shard, i })), 16, async ({ shard, i }) => {
+    const key = shardPartKey(sweepId, shard);
+    const part = await ports.records.get(key.pk, key.sk);
+    if (part?.status === 'succeeded') out[i] = { ...shard, done: true };
+  });
+  return out;
 }
 
 /** The shard plan's full list, from its blob. */

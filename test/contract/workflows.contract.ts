@@ -1,8 +1,8 @@
 /**
  * What the workflows port promises, on every driver: start by name returns an execution id that describe knows
  * (workflow, name, input, status, start time); the name is an idempotency key (same input → the same execution, any
- * number of times; another input → `Flywheel.ExecutionAlreadyExists`); unknown ids, workflows and bad names fail with
- * the port's error names.
+ * number of times; another input → `Flywheel.ExecutionAlreadyExists`); an execution that ended unsuccessfully is
+ * resumed by starting its name again; unknown ids, workflows and bad names fail with the port's error names.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { WorkflowsPort } from '../../lib/ports/workflows.ts';
@@ -13,6 +13,8 @@ export interface WorkflowsUnderTest {
   workflow: string;
   /** Another workflow it knows. */
   otherWorkflow: string;
+  /** A workflow whose executions can be made to end unsuccessfully, and how (resolves once it has ended). */
+  resumable: { workflow: string; endUnsuccessfully: (executionId: string) => Promise<void> };
 }
 
 let counter = 0;
@@ -59,6 +61,21 @@ export function describeWorkflowsContract(name: string, make: () => Promise<Work
       const b = await under.workflows.start(under.otherWorkflow, { name, input: { value: 'b' } });
       expect(a.executionId).not.toBe(b.executionId);
       expect((await under.workflows.describe(b.executionId)).workflow).toBe(under.otherWorkflow);
+    });
+
+    it('an execution that ended unsuccessfully is resumed by its name and input, once, however often it is started', async () => {
+      const name = uniqueName('resume');
+      const input = { value: 'again' };
+      const first = await under.workflows.start(under.resumable.workflow, { name, input });
+      await under.resumable.endUnsuccessfully(first.executionId);
+      expect(['FAILED', 'TIMED_OUT', 'ABORTED']).toContain((await under.workflows.describe(first.executionId)).status);
+      const resumed = await under.workflows.start(under.resumable.workflow, { name, input });
+      const again = await under.workflows.start(under.resumable.workflow, { name, input });
+      expect(again).toEqual(resumed);
+      const execution = await under.workflows.describe(resumed.executionId);
+      expect(execution.input).toEqual(input);
+      expect(['RUNNING', 'SUCCEEDED']).toContain(execution.status);
+      await expect(under.workflows.start(under.resumable.workflow, { name, input: { value: 'other' } })).rejects.toMatchObject({ name: 'Flywheel.ExecutionAlreadyExists' });
     });
 
     it('describe of an unknown execution throws Flywheel.ExecutionNotFound', async () => {

@@ -1,9 +1,11 @@
 import { CreateStateMachineCommand, SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StepFunctionsWorkflows, stateMachineEnvName } from '../../lib/drivers/aws/step-functions-workflows.ts';
+import { StepFunctionsWorkflows, continuationName, stateMachineEnvName } from '../../lib/drivers/aws/step-functions-workflows.ts';
 import { LocalWorkflows, type LocalWorkflowSpec } from '../../lib/drivers/local/local-workflows.ts';
 import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { motoEndpoint, uniqueName } from '../support/aws-test-resources.ts';
@@ -22,9 +24,19 @@ async function createMachine(definition: object): Promise<string> {
   return created.stateMachineArn!;
 }
 
+/** Ends an execution on moto (which runs no definition) as a person aborting it would. */
+const stopExecution = async (executionArn: string) => {
+  await sfn.send(new StopExecutionCommand({ executionArn, error: 'Flywheel.Stopped', cause: 'test' }));
+};
+
 describeWorkflowsContract('Step Functions (moto)', async () => {
   const [echoArn, otherArn] = await Promise.all([createMachine(echo), createMachine(echo)]);
-  return { workflows: new StepFunctionsWorkflows(sfn, { echo: echoArn, other: otherArn }), workflow: 'echo', otherWorkflow: 'other' };
+  return {
+    workflows: new StepFunctionsWorkflows(sfn, { echo: echoArn, other: otherArn }),
+    workflow: 'echo',
+    otherWorkflow: 'other',
+    resumable: { workflow: 'echo', endUnsuccessfully: stopExecution },
+  };
 });
 
 const dirs: string[] = [];
@@ -41,7 +53,33 @@ function localWorkflows(specs: Record<string, LocalWorkflowSpec> = { echo: { def
   return { workflows, dataDir };
 }
 
-describeWorkflowsContract('local (aws-local-stepfunctions + SQLite)', async () => ({ workflows: localWorkflows().workflows, workflow: 'echo', otherWorkflow: 'other' }));
+/** A Lambda step that fails the first time it sees a value and succeeds after: an execution that a resume completes. */
+const failsOnce = { StartAt: 'Flaky', States: { Flaky: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'flaky', 'Payload.$': '$' }, TimeoutSeconds: 10, End: true } } };
+function flakyLambda(): (payload: unknown) => Promise<unknown> {
+  const seen = new Set<string>();
+  return async (payload) => {
+    const key = JSON.stringify(payload);
+    if (!seen.has(key)) {
+      seen.add(key);
+      throw Object.assign(new Error('first time fails'), { name: 'Flywheel.Flaky' });
+    }
+    return { ok: true };
+  };
+}
+
+describeWorkflowsContract('local (aws-local-stepfunctions + SQLite)', async () => {
+  const { workflows } = localWorkflows({
+    echo: { definition: echo, lambdas: {} },
+    other: { definition: echo, lambdas: {} },
+    flaky: { definition: failsOnce, lambdas: { flaky: flakyLambda() } },
+  });
+  return {
+    workflows,
+    workflow: 'echo',
+    otherWorkflow: 'other',
+    resumable: { workflow: 'flaky', endUnsuccessfully: async (executionId) => void (await workflows.waitFor(executionId)) },
+  };
+});
 
 describe('StepFunctionsWorkflows', () => {
   it('maps workflow names from FLYWHEEL_STATE_MACHINE_<NAME>', () => {
@@ -51,18 +89,97 @@ describe('StepFunctionsWorkflows', () => {
     return expect(workflows.start('nope', { name: 'n', input: {} })).rejects.toThrow(/known: sweep, train-run/);
   });
 
-  it('a closed execution started again with the same input is returned, with another input refused', async () => {
+  it('an aborted execution that Step Functions cannot redrive is continued as <name>.r2, then found again', async () => {
     const arn = await createMachine(echo);
     const workflows = new StepFunctionsWorkflows(sfn, { echo: arn });
     const { executionId } = await workflows.start('echo', { name: 'closed-1', input: { value: 1 } });
-    await sfn.send(new StopExecutionCommand({ executionArn: executionId, error: 'Flywheel.Stopped', cause: 'test' }));
+    await stopExecution(executionId);
     const stopped = await workflows.describe(executionId);
     expect(stopped).toMatchObject({ status: 'ABORTED', input: { value: 1 } });
     expect(stopped.stoppedAt).toBeGreaterThanOrEqual(stopped.startedAt);
-    expect(await workflows.start('echo', { name: 'closed-1', input: { value: 1 } })).toEqual({ executionId });
+    const continued = await workflows.start('echo', { name: 'closed-1', input: { value: 1 } });
+    expect(continued.executionId).toBe(`${executionId}.r2`);
+    expect(await workflows.describe(continued.executionId)).toMatchObject({ name: 'closed-1.r2', status: 'RUNNING', input: { value: 1 } });
+    await stopExecution(continued.executionId);
+    expect((await workflows.start('echo', { name: 'closed-1', input: { value: 1 } })).executionId).toBe(`${executionId}.r3`);
     await expect(workflows.start('echo', { name: 'closed-1', input: { value: 2 } })).rejects.toMatchObject({ name: 'Flywheel.ExecutionAlreadyExists' });
   });
+
+  it('continuation names stay within 80 characters', () => {
+    const long = 'x'.repeat(80);
+    expect(continuationName(long, 1)).toBe(long);
+    expect(continuationName(long, 2)).toHaveLength(80);
+    expect(continuationName(long, 2).endsWith('.r2')).toBe(true);
+    expect(continuationName('nightly', 12)).toBe('nightly.r12');
+  });
+
+  it('a redrivable execution is redriven (one client token for concurrent callers), not continued, over the wire', async () => {
+    const arn = await createMachine(echo);
+    const redriving = await redriveFront();
+    try {
+      const client = new SFNClient({ endpoint: redriving.url, region: 'us-east-1', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
+      const workflows = new StepFunctionsWorkflows(client, { echo: arn });
+      const { executionId } = await workflows.start('echo', { name: 'redrive-1', input: { value: 1 } });
+      await stopExecution(executionId);
+      const [a, b] = await Promise.all([
+        workflows.start('echo', { name: 'redrive-1', input: { value: 1 } }),
+        workflows.start('echo', { name: 'redrive-1', input: { value: 1 } }),
+      ]);
+      expect(a).toEqual({ executionId });
+      expect(b).toEqual({ executionId });
+      // Two callers at once may both ask; they ask with one token, so Step Functions redrives once.
+      expect(redriving.redrives.length).toBeGreaterThanOrEqual(1);
+      for (const r of redriving.redrives) expect(r).toEqual({ executionArn: executionId, clientToken: 'redrive-1' });
+      expect(await workflows.describe(executionId)).toMatchObject({ status: 'RUNNING' });
+      const asked = redriving.redrives.length;
+      expect(await workflows.start('echo', { name: 'redrive-1', input: { value: 1 } })).toEqual({ executionId });
+      expect(redriving.redrives).toHaveLength(asked);
+    } finally {
+      await redriving.close();
+    }
+  });
 });
+
+/**
+ * Step Functions' RedriveExecution in front of moto, which has none: a proxy on loopback that forwards every call to
+ * moto, answers RedriveExecution itself (idempotent per client token, as Step Functions is) and makes DescribeExecution
+ * say what Step Functions says of an aborted execution (REDRIVABLE; RUNNING again once redriven).
+ */
+async function redriveFront(): Promise<{ url: string; redrives: Array<{ executionArn: string; clientToken: string }>; close: () => Promise<void> }> {
+  const redrives: Array<{ executionArn: string; clientToken: string }> = [];
+  const redriven = new Set<string>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const reply = (status: number, json: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify(json));
+    };
+    if (target === 'AWSStepFunctions.RedriveExecution') {
+      const request = JSON.parse(body) as { executionArn: string; clientToken: string };
+      redrives.push(request);
+      redriven.add(request.executionArn);
+      return reply(200, { redriveDate: Date.now() / 1000 });
+    }
+    // moto picks the service from the signature's credential scope: forward the headers as they came.
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length' && k !== 'connection').map(([k, v]) => [k, String(v)]));
+    const upstream = await fetch(`${motoEndpoint()}${req.url ?? '/'}`, { method: 'POST', headers, body });
+    const text = await upstream.text();
+    if (target !== 'AWSStepFunctions.DescribeExecution' || !upstream.ok) {
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/x-amz-json-1.0' });
+      return res.end(text);
+    }
+    const described = JSON.parse(text) as { executionArn: string; status: string; redriveStatus?: string; redriveCount?: number };
+    if (redriven.has(described.executionArn)) Object.assign(described, { status: 'RUNNING', redriveCount: 1, redriveStatus: 'NOT_REDRIVABLE' });
+    else if (described.status !== 'RUNNING' && described.status !== 'SUCCEEDED') Object.assign(described, { redriveStatus: 'REDRIVABLE', redriveCount: 0 });
+    return reply(200, described);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, redrives, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
 
 describe('LocalWorkflows', () => {
   it('runs an execution to its end: SUCCEEDED with output, FAILED with error and cause, TIMED_OUT', async () => {

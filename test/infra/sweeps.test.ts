@@ -113,15 +113,17 @@ describe.each(stageNames)('workflows stack (%s)', (name) => {
     expect(rule.Properties.Targets).toEqual([expect.objectContaining({ RetryPolicy: { MaximumEventAgeInSeconds: 7200, MaximumRetryAttempts: 5 } })]);
   });
 
-  it('the start-sweep function may start and describe sweep executions, nothing else of Step Functions', () => {
+  it('the start-sweep function may start, describe and redrive sweep executions, nothing else of Step Functions', () => {
     const starter = Object.entries(resourcesOfType(workflows(), 'AWS::Lambda::Function')).find(([, f]) => String(f.Properties.Description).includes('starts a sweep'))!;
     const roleId = starter[1].Properties.Role['Fn::GetAtt'][0] as string;
     const statements = Object.values(resourcesOfType(workflows(), 'AWS::IAM::Policy'))
       .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
-    expect(actions(statements).filter((a) => a.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
+    expect(actions(statements).filter((a) => a.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution']);
     const describe = statements.find((st) => [st.Action].flat().includes('states:DescribeExecution'))!;
     expect(JSON.stringify(describe.Resource)).toContain(':execution:');
+    const redrive = statements.find((st) => [st.Action].flat().includes('states:RedriveExecution'))!;
+    expect(JSON.stringify(redrive.Resource)).toContain(':execution:');
     expect(actions(statements)).not.toContain('states:StopExecution');
   });
 });

@@ -113,6 +113,8 @@ describe('the subset check is not vacuous', () => {
 describe('sweep definition', () => {
   const def = sweepDefinition(localSweepArns());
   const iteration = (mapState: string) => (def.States[mapState]!.ItemProcessor as { States: Record<string, Record<string, any>> }).States;
+  /** The iteration's state names carry the Map's suffix (`SubmitShardJob`, `SubmitShardJobDistributed`). */
+  const suffixOf = (mapState: string) => (mapState === SWEEP_STATES.distributedMap ? 'Distributed' : '');
 
   it('runs validate → plan → Map (inline or distributed by plan size) → compare → saturation → notify', () => {
     expect(def.StartAt).toBe(SWEEP_STATES.validate);
@@ -134,7 +136,7 @@ describe('sweep definition', () => {
   });
 
   it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])('%s: each shard is a Batch array job on the GPU queue under the evaluation share', (map) => {
-    const [submit] = Object.values(iteration(map));
+    const submit = iteration(map)[`SubmitShardJob${suffixOf(map)}`];
     expect(submit).toMatchObject({
       Type: 'Task',
       Resource: 'arn:aws:states:::batch:submitJob.sync',
@@ -155,7 +157,7 @@ describe('sweep definition', () => {
 
   it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])('%s: retries with full jitter, and catches every error inside the iteration', (map) => {
     const states = iteration(map);
-    const [submit, aggregate, failure] = Object.entries(states);
+    const [submit, aggregate, failure] = ['SubmitShardJob', 'AggregateShard', 'RecordShardFailure'].map((n) => [`${n}${suffixOf(map)}`, states[`${n}${suffixOf(map)}`]!] as const);
     expect(submit![1].Retry).toEqual([
       expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Batch.AWSBatchException']), MaxAttempts: BATCH_SUBMIT_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
       expect.objectContaining({ ErrorEquals: ['States.TaskFailed'], MaxAttempts: BATCH_JOB_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
@@ -165,6 +167,16 @@ describe('sweep definition', () => {
     }
     expect(failure![1]).toMatchObject({ Resource: 'arn:aws:states:::lambda:invoke', End: true, OutputPath: '$.Payload' });
     expect(failure![1].Parameters.FunctionName).toBe(localSweepArns().functions['record-shard-failure']);
+  });
+
+  it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])('%s: a shard done in an earlier run of the sweep id is kept without a job', (map) => {
+    const suffix = suffixOf(map);
+    const processor = (sweepDefinition(localSweepArns()).States[map] as any).ItemProcessor;
+    expect(processor.StartAt).toBe(`IsShardDone${suffix}`);
+    expect(processor.States[`IsShardDone${suffix}`]).toEqual(
+      expect.objectContaining({ Type: 'Choice', Choices: [{ Variable: '$.shard.done', IsPresent: true, Next: `KeepShardResult${suffix}` }], Default: `SubmitShardJob${suffix}` }),
+    );
+    expect(processor.States[`KeepShardResult${suffix}`]).toMatchObject({ Type: 'Pass', Parameters: { 'shardId.$': '$.shard.shardId', status: 'succeeded', kept: true }, End: true });
   });
 
   it('every Lambda step retries service errors with full jitter and names its function', () => {

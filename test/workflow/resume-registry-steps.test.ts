@@ -3,12 +3,15 @@
  * runtime running a sweep is killed (SIGKILL) after some shards finished; a new runtime on the same data folder starts
  * the same sweep id again (`POST /v1/sweeps`, as `flywheel sweep start` does), the execution resumes under the same
  * name, and every result counts each attempt once: one row per checkpoint × suite × mode, n = the suite's tasks.
+ * And a sweep whose execution failed: started again it runs again, keeping the shards it had finished (no job), as a
+ * continuation execution does on AWS when Step Functions can no longer redrive it.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
 import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 import { openRegistrySweepRuntime } from './support/registry-sweep-runner.ts';
 
@@ -77,4 +80,46 @@ describe('resume with the registry steps', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   }, 150_000);
+
+  it('a sweep whose execution failed resumes when its id is started again, and submits no job for a finished shard', async () => {
+    fx = openSweepFixture({ settings: { shardMaxTasks: 2, tasksPerChild: 2 } });
+    await fx.seed({ checkpoints: 1, suites: 2, tasks: 4 });
+    let compareFails = true;
+    const runtime = openRegistrySweepRuntime(fx.dir, fx.settings, (steps) => ({
+      ...steps,
+      'compare-incumbent': async (ports, input) => {
+        if (compareFails) {
+          compareFails = false;
+          throw new ValidationError('incumbent record unreadable (test)');
+        }
+        return steps['compare-incumbent'](ports, input);
+      },
+    }));
+    closers.push(() => runtime.close());
+    fx.ports.workflows = runtime.workflows;
+    const body = { sweepId: 'fail-1', modes: ['strict'] };
+    const executionId = (await fx.request('POST', '/v1/sweeps', { body })).json.executionId as string;
+    const failed = await runtime.workflows.waitFor(executionId, { timeoutMs: 60_000 });
+    expect(failed).toMatchObject({ status: 'FAILED', error: 'Flywheel.ValidationError' });
+    const shardJobs = async () => (await runtime.jobs.list({ category: 'evaluation' })).filter((j) => j.arraySize).map((j) => j.name).sort();
+    const jobsBefore = await shardJobs();
+    expect(jobsBefore).toHaveLength(4); // 1 checkpoint × 2 suites × 2 shards
+
+    const again = await fx.request('POST', '/v1/sweeps', { body });
+    expect(again.status).toBe(202);
+    expect(again.json.executionId).toBe(executionId);
+    const done = await runtime.workflows.waitFor(executionId, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: 'SUCCEEDED', output: { sweepId: 'fail-1', status: 'succeeded', succeededShards: 4, failedShards: 0 } });
+    expect(runtime.workflows.runs(executionId)).toBe(2);
+    const kept = runtime.workflows.history(executionId).filter((e) => e.type === 'StateEntered' && e.state === 'KeepShardResult');
+    expect(kept).toHaveLength(4);
+    expect(await shardJobs()).toEqual(jobsBefore);
+
+    // A continuation, as Step Functions gets for a sweep it can no longer redrive: another execution, same input.
+    const continuation = await runtime.workflows.start('sweep', { name: 'fail-1-r2', input: failed.input });
+    expect(await runtime.workflows.waitFor(continuation.executionId, { timeoutMs: 60_000 })).toMatchObject({ status: 'SUCCEEDED', output: { succeededShards: 4 } });
+    expect(await shardJobs()).toEqual(jobsBefore);
+    const report = (await fx.request('GET', '/v1/sweeps/fail-1')).json;
+    expect(report.results.map((r: any) => `${r.checkpoint}/${r.suite}: ${r.passes}/${r.n}`).sort()).toEqual(['ck-0/suite-0: 2/4', 'ck-0/suite-1: 2/4']);
+  }, 120_000);
 });

@@ -145,7 +145,7 @@ describe('sweep on the local runtime', () => {
     const entered = new Set(runtime.workflows.history(executionId).filter((e) => e.type === 'StateEntered').map((e) => e.state));
     expect(entered.has('RunShardsDistributed')).toBe(true);
     expect(entered.has('RunShardsInline')).toBe(false);
-    expect([...entered].filter((s) => s?.endsWith('Distributed')).sort()).toEqual(['AggregateShardDistributed', 'RecordShardFailureDistributed', 'RunShardsDistributed', 'SubmitShardJobDistributed']);
+    expect([...entered].filter((s) => s?.endsWith('Distributed')).sort()).toEqual(['AggregateShardDistributed', 'IsShardDoneDistributed', 'RecordShardFailureDistributed', 'RunShardsDistributed', 'SubmitShardJobDistributed']);
   }, 60_000);
 
   it('starting the same name again returns the finished execution; another input is refused', async () => {

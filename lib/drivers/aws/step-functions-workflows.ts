@@ -7,6 +7,16 @@
  * runs with another input; the driver then describes that execution and returns it when its input is the same value
  * (inputs are sent as canonical JSON, keys sorted), and throws `Flywheel.ExecutionAlreadyExists` otherwise.
  *
+ * Resuming, as the port promises for an execution that ended FAILED, TIMED_OUT or ABORTED:
+ * - Redrivable (Step Functions says `redriveStatus: REDRIVABLE`: under 14 days old, under 1,000 redrives):
+ *   RedriveExecution, the native resume. It continues from the unsuccessful state with the same input and the same
+ *   execution ARN; succeeded steps and succeeded Map iterations are not run again. The client token is the redrive
+ *   number, so two callers resuming at once redrive once.
+ * - Not redrivable (too old, or an endpoint that does not report redrive status): a continuation execution named
+ *   `<name>.r2` (then `.r3`, …; `.` never occurs in a sweep id, so a continuation cannot collide with another sweep)
+ *   with the same input. The steps are idempotent, so it picks up what the earlier execution left.
+ *   The chain is walked on every start, so a second start returns the running continuation.
+ *
  * @example
  * const workflows = StepFunctionsWorkflows.fromEnv(); // FLYWHEEL_STATE_MACHINE_SWEEP=arn:aws:states:…:stateMachine:…
  * const { executionId } = await workflows.start('sweep', { name: 'nightly-2026-12-02', input });
@@ -15,13 +25,15 @@ import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  ExecutionNotRedrivable,
   InvalidArn,
   InvalidName,
+  RedriveExecutionCommand,
   SFNClient,
   StartExecutionCommand,
   type DescribeExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
-import { NotFoundError, ValidationError } from '../../errors.ts';
+import { FlywheelError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { ExecutionDescription, ExecutionStatus, WorkflowsPort } from '../../ports/workflows.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../workflow-errors.ts';
@@ -57,29 +69,57 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
       throw new NotFoundError(`no workflow named ${workflow} (set ${stateMachineEnvName(workflow)}; known: ${Object.keys(this.#stateMachines).join(', ') || 'none'})`);
     }
     const input = canonicalJson(options.input ?? {});
+    for (let run = 1; run <= MAX_CONTINUATIONS + 1; run++) {
+      const name = continuationName(options.name, run);
+      const started = await this.#startOrFind(stateMachineArn, name, input);
+      if ('executionId' in started) return started;
+      const existing = started.existing;
+      if (canonicalJson(existing.input) !== input) {
+        throw new ExecutionAlreadyExistsError(`execution ${name} of ${workflow} exists with another input`);
+      }
+      if (existing.status === 'RUNNING' || existing.status === 'SUCCEEDED') return { executionId: existing.executionArn };
+      if (existing.redriveStatus === 'REDRIVABLE' && (await this.#redrive(existing))) return { executionId: existing.executionArn };
+      // Ended unsuccessfully and not redrivable: the next link of the chain continues it.
+    }
+    throw new FlywheelError('ResumeLimitExceeded', `execution ${options.name} of ${workflow} ended unsuccessfully ${MAX_CONTINUATIONS + 1} times; start it under a new name`);
+  }
+
+  /** StartExecution, or (the name is taken) what DescribeExecution says of the execution holding it. */
+  async #startOrFind(stateMachineArn: string, name: string, input: string): Promise<{ executionId: string } | { existing: ExistingExecution }> {
     try {
-      const started = await this.#client.send(new StartExecutionCommand({ stateMachineArn, name: options.name, input }));
+      const started = await this.#client.send(new StartExecutionCommand({ stateMachineArn, name, input }));
       return { executionId: started.executionArn! };
     } catch (error) {
-      if (error instanceof InvalidName) throw new ValidationError(`execution name ${JSON.stringify(options.name)}: ${error.message}`, [{ path: 'name', message: error.message }]);
+      if (error instanceof InvalidName) throw new ValidationError(`execution name ${JSON.stringify(name)}: ${error.message}`, [{ path: 'name', message: error.message }]);
       if (!(error instanceof ExecutionAlreadyExists)) throw error;
     }
-    const executionId = executionArnOf(stateMachineArn, options.name);
-    const existing = await this.describe(executionId);
-    if (canonicalJson(existing.input) !== input) {
-      throw new ExecutionAlreadyExistsError(`execution ${options.name} of ${workflow} exists with another input`);
+    const executionArn = executionArnOf(stateMachineArn, name);
+    const out = await this.#describeRaw(executionArn);
+    return {
+      existing: {
+        executionArn,
+        status: statusOf(out.status),
+        input: out.input ? (JSON.parse(out.input) as unknown) : undefined,
+        redriveStatus: out.redriveStatus,
+        redriveCount: out.redriveCount ?? 0,
+      },
+    };
+  }
+
+  /** RedriveExecution; false when Step Functions refuses (it became unredrivable since it was described). */
+  async #redrive(existing: ExistingExecution): Promise<boolean> {
+    try {
+      // The same token for every caller resuming this end of the execution: Step Functions redrives it once.
+      await this.#client.send(new RedriveExecutionCommand({ executionArn: existing.executionArn, clientToken: `redrive-${existing.redriveCount + 1}` }));
+      return true;
+    } catch (error) {
+      if (error instanceof ExecutionNotRedrivable) return false;
+      throw error;
     }
-    return { executionId };
   }
 
   async describe(executionId: string): Promise<ExecutionDescription> {
-    let out: DescribeExecutionCommandOutput;
-    try {
-      out = await this.#client.send(new DescribeExecutionCommand({ executionArn: executionId }));
-    } catch (error) {
-      if (error instanceof ExecutionDoesNotExist || error instanceof InvalidArn) throw new ExecutionNotFoundError(executionId);
-      throw error;
-    }
+    const out = await this.#describeRaw(executionId);
     return {
       executionId,
       workflow: this.#workflowOf(out.stateMachineArn ?? ''),
@@ -94,10 +134,41 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
     };
   }
 
+  async #describeRaw(executionArn: string): Promise<DescribeExecutionCommandOutput> {
+    try {
+      return await this.#client.send(new DescribeExecutionCommand({ executionArn }));
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist || error instanceof InvalidArn) throw new ExecutionNotFoundError(executionArn);
+      throw error;
+    }
+  }
+
   #workflowOf(stateMachineArn: string): string {
     const known = Object.entries(this.#stateMachines).find(([, arn]) => arn === stateMachineArn);
     return known?.[0] ?? stateMachineArn.split(':').at(-1) ?? stateMachineArn;
   }
+}
+
+interface ExistingExecution {
+  executionArn: string;
+  status: ExecutionStatus;
+  input: unknown;
+  redriveStatus: string | undefined;
+  redriveCount: number;
+}
+
+/**
+ * Continuations an execution name may have (`.r2` … `.r21`). Each is a whole unsuccessful end after the redrives
+ * Step Functions allows (1,000 per execution, within 14 days), so 20 is far more than a sweep meets; past it the
+ * name needs a person's look, not another automatic run.
+ */
+export const MAX_CONTINUATIONS = 20;
+
+/** Run 1 is the name itself; run n ≥ 2 is `<name>.r<n>`, cut to Step Functions' 80 characters. */
+export function continuationName(name: string, run: number): string {
+  if (run === 1) return name;
+  const suffix = `.r${run}`;
+  return `${name.slice(0, 80 - suffix.length)}${suffix}`;
 }
 
 /** `arn:…:stateMachine:<machine>` + name → `arn:…:execution:<machine>:<name>`, as Step Functions names executions. */

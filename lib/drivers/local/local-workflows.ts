@@ -17,8 +17,11 @@
  * Names are idempotency keys. Starting a name that exists with the same input returns it; with another input it throws
  * `Flywheel.ExecutionAlreadyExists` (as StartExecution does). A RUNNING execution whose runner is gone (the process
  * crashed or was stopped) is run again from the start when its name is started again or when `resumeInterrupted()` is
- * called: the steps are idempotent, and each Batch submission carries an idempotency token made of the execution, the
- * job name and the try number, so a job that already finished is not run again, and results are never counted twice.
+ * called; so is an execution that ended FAILED, TIMED_OUT or ABORTED when its name is started again (what a redrive
+ * does on AWS). The steps are idempotent, and each Batch submission carries an idempotency token made of the
+ * execution, the job name and the try number, so a job that already finished is not run again (one that succeeded
+ * stays succeeded, one whose tries all failed stays failed, as a redrive keeps a caught iteration), and results are
+ * never counted twice.
  *
  * @example
  * const workflows = new LocalWorkflows(openDatabase('.flywheel/workflows.sqlite'), { sweep: spec });
@@ -212,6 +215,7 @@ export class LocalWorkflows implements WorkflowsPort {
       throw new ExecutionAlreadyExistsError(`execution ${options.name} of ${workflow} exists with another input`);
     }
     if (row.status === 'RUNNING' && this.#orphaned(row)) this.#adopt(row);
+    else if (row.status === 'FAILED' || row.status === 'TIMED_OUT' || row.status === 'ABORTED') this.#rerun(row);
     return { executionId };
   }
 
@@ -255,7 +259,7 @@ export class LocalWorkflows implements WorkflowsPort {
     }));
   }
 
-  /** How many times an execution was run (1, plus one per resume after a crash). */
+  /** How many times an execution was run (1, plus one per resume after a crash or an unsuccessful end). */
   runs(executionId: string): number {
     return this.#row(executionId).runs;
   }
@@ -325,6 +329,18 @@ export class LocalWorkflows implements WorkflowsPort {
     if (taken.changes !== 1) return false;
     this.#run(row.execution_id);
     return true;
+  }
+
+  /** Runs an execution that ended unsuccessfully again (compare-and-set on its status: two starts rerun it once). */
+  #rerun(row: ExecutionRow): void {
+    const taken = this.#sql
+      .get(
+        `UPDATE workflow_executions SET status = 'RUNNING', output = NULL, error = NULL, cause = NULL, stopped_at = NULL,
+           owner = ?, heartbeat_at = ?, runs = runs + 1
+         WHERE execution_id = ? AND status = ?`,
+      )
+      .run(this.#owner, this.#now().getTime(), row.execution_id, row.status);
+    if (taken.changes === 1) this.#run(row.execution_id);
   }
 
   #beat(): void {

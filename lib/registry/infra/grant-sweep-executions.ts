@@ -17,7 +17,8 @@ export function sweepStateMachineName(settings: Pick<StageSettings, 'stage'>): s
 
 /**
  * Lets the sweeps API function start sweeps and describe their executions (`POST /v1/sweeps`, `GET /v1/sweeps/{id}`):
- * `states:StartExecution` on the sweep state machine, `states:DescribeExecution` on its executions, and the
+ * `states:StartExecution` on the sweep state machine, `states:DescribeExecution` and `states:RedriveExecution` (a
+ * re-run of a failed sweep id) on its executions, and the
  * `FLYWHEEL_STATE_MACHINE_SWEEP` variable the Step Functions workflows driver reads.
  */
 export function grantSweepExecutions(fn: FlywheelFunction, settings: Pick<StageSettings, 'stage'>): void {
@@ -26,10 +27,11 @@ export function grantSweepExecutions(fn: FlywheelFunction, settings: Pick<StageS
   const machine = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
   const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${name}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
   fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [machine] }));
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: [executions] }));
+  // Redrive: starting a sweep id whose execution failed resumes it (lib/drivers/aws/step-functions-workflows.ts).
+  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:RedriveExecution'], resources: [executions] }));
   fn.fn.addEnvironment(stateMachineEnvName(SWEEP_WORKFLOW), machine);
   Validations.of(fn.role.node.findChild('DefaultPolicy')).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, executions)}]`,
-    reason: 'DescribeExecution of the sweeps this function starts: executions of this one state machine, named after sweep ids known only at run time.',
+    reason: 'DescribeExecution and RedriveExecution of the sweeps this function starts: executions of this one state machine, named after sweep ids known only at run time.',
   });
 }

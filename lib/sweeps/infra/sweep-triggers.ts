@@ -47,10 +47,11 @@ export class SweepTriggers extends Construct {
       description: `Flywheel: starts a sweep on the schedule or a registered checkpoint (${settings.stage})`,
     }).readWriteRecords(props.records);
     props.stateMachine.grantStartExecution(this.starter.role);
-    props.stateMachine.grantExecution(this.starter.role, 'states:DescribeExecution');
+    // Redrive: a trigger delivered again for a sweep whose execution failed resumes it.
+    props.stateMachine.grantExecution(this.starter.role, 'states:DescribeExecution', 'states:RedriveExecution');
     Validations.of(this.starter.role.node.findChild('DefaultPolicy')).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(Stack.of(this), executionsOf(props.stateMachine))}:*]`,
-      reason: 'DescribeExecution of the sweeps this function starts (an execution of this one state machine, named after the sweep id, which is known only at run time).',
+      reason: 'DescribeExecution and RedriveExecution of the sweeps this function starts (an execution of this one state machine, named after the sweep id, which is known only at run time).',
     });
     this.starter.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
 

@@ -98,6 +98,8 @@ export interface ShardRef {
   mode: SweepMode;
   /** Batch array size: 2 ≤ arraySize ≤ 10,000 (Batch arrays start at 2; a child with no tasks exits 0). */
   arraySize: number;
+  /** Present (true) when an earlier run of this sweep id aggregated the shard: the Map keeps it and submits no job. */
+  done?: true;
 }
 
 /** plan-shards → `$.plan`. Writing the plan is idempotent: the same sweep id plans the same shards (same ids and keys). */
@@ -130,6 +132,8 @@ export interface ShardOutcome {
   resultKey?: string;
   /** For a failed shard: the Step Functions error name (`States.TaskFailed`, `Batch.AWSBatchException`, …). */
   error?: string;
+  /** A shard kept from an earlier run of this sweep id (`ShardRef.done`): no job ran for it in this one. */
+  kept?: boolean;
 }
 
 /** The error a Catch adds (`ResultPath: $.error`). `Cause` can be long (Batch puts the job description there). */

@@ -7,9 +7,14 @@
  * ```
  * ValidateSweep → PlanShards → ChooseMapMode ─┬─ ≤ INLINE_MAP_MAX_SHARDS → RunShardsInline ──────┬→ CompareIncumbent
  *                                             └─ more                    → RunShardsDistributed ─┘   → CheckSaturation → Notify
- * each Map iteration: SubmitShardJob (Batch array job, .sync) → AggregateShard
+ * each Map iteration: IsShardDone ─┬─ done in an earlier run of this sweep id → KeepShardResult   (no job)
+ *                                   └─ SubmitShardJob (Batch array job, .sync) → AggregateShard
  *                     any error of either (after retries) → RecordShardFailure   (the iteration still succeeds)
  * ```
+ *
+ * Why IsShardDone: a redrive on AWS reruns only what did not succeed, but a sweep Step Functions can no longer
+ * redrive is continued by a new execution (`<sweepId>.r2`), and that one replans; plan-shards marks the shards
+ * whose results are already aggregated, so resuming a sweep never pays for a finished shard's GPU hours again.
  *
  * Why two Maps: an inline Map's iterations share the execution's 25,000-event history; a Distributed Map runs each
  * iteration as a child execution with its own history. DESIGN.md's subset forbids ItemReader/ResultWriter/ItemBatcher,
@@ -132,13 +137,27 @@ export function sweepDefinition(arns: SweepDefinitionArns, options: SweepDefinit
     Object.fromEntries(fields.map((f) => [`${f}.$`, `$.Payload.${f}`]));
 
   const iteration = (suffix: string): { StartAt: string; States: Record<string, Json> } => {
+    const isDone = `IsShardDone${suffix}`;
+    const keep = `KeepShardResult${suffix}`;
     const submit = `SubmitShardJob${suffix}`;
     const aggregate = `AggregateShard${suffix}`;
     const failure = `RecordShardFailure${suffix}`;
     const catchAll = [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: failure }];
     return {
-      StartAt: submit,
+      StartAt: isDone,
       States: {
+        [isDone]: {
+          Type: 'Choice',
+          Comment: 'A shard an earlier run of this sweep id aggregated (plan-shards sets done) submits no job',
+          Choices: [{ Variable: '$.shard.done', IsPresent: true, Next: keep }],
+          Default: submit,
+        },
+        [keep]: {
+          Type: 'Pass',
+          Comment: 'The outcome of a shard kept from an earlier run (its result rows are already written)',
+          Parameters: { 'shardId.$': '$.shard.shardId', status: 'succeeded', kept: true },
+          End: true,
+        },
         [submit]: {
           Type: 'Task',
           Comment: 'One Batch array job per shard, on the GPU queue under the evaluation share; waits for it (.sync)',

@@ -14,11 +14,12 @@ import { startSweep } from '../../../lib/sweeps/start-sweep.ts';
 import { sweepStepHandlers } from '../../../lib/sweeps/sweep-step-handlers.ts';
 import { localSweepWorkflow } from '../../../lib/sweeps/workflow/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../../../lib/sweeps/workflow/sweep.asl.ts';
+import type { SweepSteps } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 
 export const SCRIPTED_ROLLOUT_JOB = 'test/sweeps/support/scripted-rollout-job.ts';
 
 /** The runtime pieces, as the runner and the test's own resumed runtime open them. */
-export function openRegistrySweepRuntime(dataDir: string, settings: SweepSettings) {
+export function openRegistrySweepRuntime(dataDir: string, settings: SweepSettings, wrapSteps: (steps: SweepSteps) => SweepSteps = (steps) => steps) {
   const ports = openLocalPorts(dataDir);
   const jobs = new LocalJobs({
     dataDir,
@@ -28,7 +29,7 @@ export function openRegistrySweepRuntime(dataDir: string, settings: SweepSetting
     killGraceMs: 500,
     maxConcurrency: { gpu: 1 },
   });
-  const steps = sweepStepHandlers({ settings, notify: { log: () => {} } });
+  const steps = wrapSteps(sweepStepHandlers({ settings, notify: { log: () => {} } }));
   const workflows = new LocalWorkflows(
     openDatabase(join(dataDir, 'workflows.sqlite')),
     { [SWEEP_WORKFLOW]: localSweepWorkflow({ steps, ports, jobs, pollMs: 50 }) },
