@@ -11,17 +11,15 @@
  * Cache entries are written in a temporary folder and renamed into place, so concurrent loaders and a crash midway
  * never leave a half-made entry. Every error names the task, the field and what is wrong.
  */
-import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, normalize, posix, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { dirname, isAbsolute, join, normalize, resolve } from 'node:path';
 import type { BlobsPort } from '../../ports/blobs.ts';
 import { ValidationError } from '../../errors.ts';
 import { git } from '../git/run-git.ts';
+import { extractTarball, tarballProblem } from './extract-tarball.ts';
 import type { Task } from './task-schema.ts';
 
-const run = promisify(execFile);
 
 export interface TaskSourceOptions {
   /** The task file, whose folder relative paths resolve against (default: the current directory). */
@@ -96,30 +94,6 @@ async function fetchGit(task: Task & { repo: { kind: 'git' } }, cacheDir: string
   });
 }
 
-/** Member names and link targets of a tarball, refused when one would land outside the extraction folder. */
-async function checkTarMembers(task: Task, file: string): Promise<void> {
-  const names = (await run('tar', ['-tf', file], { maxBuffer: 256 << 20 })).stdout.split('\n').filter(Boolean);
-  const verbose = (await run('tar', ['-tvf', file], { maxBuffer: 256 << 20 })).stdout.split('\n').filter(Boolean);
-  const escapes = (p: string) => isAbsolute(p) || p.split('/').includes('..');
-  names.forEach((name, i) => {
-    if (escapes(name)) throw new TaskSourceError(task, 'repo.key', `tarball member "${name}" would be written outside the extraction folder`);
-    const line = verbose[i] ?? '';
-    const type = line[0];
-    if (type === 'l' || type === 'h') {
-      const marker = type === 'l' ? `${name} -> ` : `${name} link to `;
-      const at = line.indexOf(marker);
-      const target = at < 0 ? '' : line.slice(at + marker.length);
-      // A symlink target is relative to the link's folder; a hard link's names another member.
-      const landed = type === 'l' ? posix.normalize(posix.join(posix.dirname(name), target)) : posix.normalize(target);
-      if (!target || isAbsolute(target) || landed === '..' || landed.startsWith('../')) {
-        throw new TaskSourceError(task, 'repo.key', `tarball member "${name}" links outside the extraction folder (${target || 'unreadable target'})`);
-      }
-    } else if (type !== '-' && type !== 'd') {
-      throw new TaskSourceError(task, 'repo.key', `tarball member "${name}" is a device, fifo or other special file`);
-    }
-  });
-}
-
 async function fetchBlob(task: Task & { repo: { kind: 'blob' } }, cacheDir: string, blobs: BlobsPort): Promise<string> {
   const { key, baseCommit } = task.repo;
   const bytes = await blobs.get(key);
@@ -131,14 +105,12 @@ async function fetchBlob(task: Task & { repo: { kind: 'blob' } }, cacheDir: stri
     const file = `${tmp}.tar`;
     await writeFile(file, bytes);
     try {
-      await checkTarMembers(task, file).catch((error: unknown) => {
-        if (error instanceof TaskSourceError) throw error;
-        throw new TaskSourceError(task, 'repo.key', `blob ${key} is not a tarball tar can read: ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`);
-      });
+      const problem = await tarballProblem(file);
+      if (problem) throw new TaskSourceError(task, 'repo.key', problem.startsWith('not a tarball') ? `blob ${key} is ${problem}` : problem);
       const root = join(tmp, 'root');
       await mkdir(root);
-      await run('tar', ['-xf', file, '-C', root, '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], { maxBuffer: 64 << 20 }).catch((error: { stderr?: string; message: string }) => {
-        throw new TaskSourceError(task, 'repo.key', `extracting blob ${key} failed: ${error.stderr?.trim() || error.message}`);
+      await extractTarball(file, root).catch((error: Error) => {
+        throw new TaskSourceError(task, 'repo.key', `extracting blob ${key} failed: ${error.message}`);
       });
     } finally {
       await rm(file, { force: true });
