@@ -14,8 +14,8 @@
  * 3. cost: docs/cost-model.md over the measured counts, with the attempt time and GPU price as parameters.
  *
  * Flags: --checkpoints 4 --suites 3 --tasks 50 --attempts 1 --shard-max-tasks 50 --tasks-per-child 10
- *        --gpu-concurrency <local stage> --attempt-seconds 300 --startup-seconds 180 --gpu-hourly 1.006
- *        --instance g5.xlarge --lambda-memory 512 --no-runtime (steps and cost only) --json
+ *        --gpu-concurrency <local stage> --attempt-seconds 300 --startup-seconds 180 --gpu-hourly 0.9776
+ *        --instance g6.2xlarge --lambda-memory 512 --no-runtime (steps and cost only) --json
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -25,8 +25,10 @@ export const DEFAULT_PRICES: Prices = {
   lambdaGbSecond: 0.0000133334,
   lambdaRequest: 0.2 / 1_000_000,
   stepFunctionsTransition: 0.025 / 1000,
-  gpuInstanceHour: 1.006,
-  gpuInstanceType: 'g5.xlarge',
+  // The smallest size of the stages' GPU families (g6, g6e) that holds a rollout child (8 vCPU, 30 GiB, 1 GPU):
+  // g6.2xlarge, 8 vCPU, 32 GiB, one L4, $0.9776 per hour on demand in us-east-1.
+  gpuInstanceHour: 0.9776,
+  gpuInstanceType: 'g6.2xlarge',
   s3Put: 0.005 / 1000,
   s3Get: 0.0004 / 1000,
   dynamoWriteUnit: 0.625 / 1_000_000,

@@ -7,7 +7,9 @@ import type { ShardPartItem } from './aggregate-cell.ts';
 import { listSweepCells } from './list-suite-cells.ts';
 import type { Comparison, SweepReport } from './schemas.ts';
 import { SWEEP_EXECUTION_SK } from './start-sweep.ts';
-import { getSweep } from './sweep-record.ts';
+import { findSweep } from './sweep-record.ts';
+import type { SweepExecutionInput } from './workflow/sweep-steps.ts';
+import { NotFoundError } from '../errors.ts';
 
 async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWith: string): Promise<RecordItem[]> {
   const out: RecordItem[] = [];
@@ -23,14 +25,42 @@ async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWit
 /**
  * Everything about one sweep, for `GET /v1/sweeps/{id}` and `flywheel sweep report`: the sweep record, its execution
  * (when a workflows port is at hand), a result per checkpoint × suite × mode with its CI, the failed shards, the
- * comparisons with the incumbent, and the suites this sweep saturated. `Flywheel.NotFoundError` for an unknown id.
+ * comparisons with the incumbent, and the suites this sweep saturated. A sweep started but not validated yet (or
+ * refused by validation) is reported as `requested`, from the request recorded when it was started, with its
+ * execution, so the execution's error says what was wrong. `Flywheel.NotFoundError` for an id never started.
  *
  * @example
  * const report = await getSweepReport(ports, 'nightly-2026-12-02');
  * for (const r of report.results) console.log(r.checkpoint, r.suite, r.mode, r.score, r.ci);
  */
 export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>, sweepId: string, options: { executionId?: string } = {}): Promise<SweepReport> {
-  const sweep = await getSweep(ports.records, sweepId);
+  const started = await ports.records.get(registryKeys.sweep(sweepId).pk, SWEEP_EXECUTION_SK);
+  const executionId = options.executionId ?? (started?.executionId as string | undefined);
+  const execution = await describeExecution(ports, executionId);
+  const sweep = await findSweep(ports.records, sweepId);
+  if (!sweep) {
+    const request = started?.input as SweepExecutionInput | undefined;
+    if (!request) throw new NotFoundError(`No sweep ${sweepId}`);
+    return {
+      sweep: {
+        sweepId,
+        status: 'requested',
+        trigger: request.trigger,
+        requestedAt: request.requestedAt,
+        ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
+        checkpoints: request.checkpoints ?? [],
+        // Versions are resolved by validate-sweep; until then 0 means "not resolved yet".
+        suites: (request.suites ?? []).map((id) => ({ id, version: 0 })),
+        modes: request.modes ?? [],
+        attemptsPerTask: request.attemptsPerTask ?? 0,
+      },
+      ...(execution ? { execution } : {}),
+      failedShards: [],
+      results: [],
+      comparisons: [],
+      saturated: [],
+    };
+  }
   const cells = await listSweepCells(ports.records, sweepId);
   const parts = (await drain(ports, registryKeys.resultPartition(sweepId), 'SHARD#')) as ShardPartItem[];
   const comparisons = (await drain(ports, registryKeys.sweep(sweepId).pk, registryKeys.comparisonPrefix)).map((c) => {
@@ -43,12 +73,6 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
     if (suite?.status === 'saturated' && suite.saturatedBySweep === sweepId && suite.best) {
       saturated.push({ suite: ref.id, score: suite.best.score, checkpoint: suite.best.checkpoint, ...(suite.usefulLifeDays !== undefined ? { usefulLifeDays: suite.usefulLifeDays } : {}) });
     }
-  }
-  let execution: SweepReport['execution'];
-  const executionId = options.executionId ?? ((await ports.records.get(registryKeys.sweep(sweepId).pk, SWEEP_EXECUTION_SK))?.executionId as string | undefined);
-  if (ports.workflows && executionId) {
-    const e = await ports.workflows.describe(executionId).catch(() => undefined);
-    if (e) execution = { executionId: e.executionId, status: e.status, ...(e.error ? { error: e.error } : {}), ...(e.cause ? { cause: e.cause.slice(0, 2000) } : {}) };
   }
   const order = (c: { checkpoint: string; suite: string; mode: string }) => [sweep.suites.findIndex((s) => s.id === c.suite), sweep.checkpoints.indexOf(c.checkpoint), c.mode === 'strict' ? 0 : 1];
   const cmp = (a: number[], b: number[]) => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
@@ -74,4 +98,11 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
     comparisons: comparisons.sort((a, b) => cmp(order(a), order(b))),
     saturated,
   };
+}
+
+/** The execution as the workflows port describes it, when there is a port and an id (and it still exists). */
+async function describeExecution(ports: Pick<Ports, 'workflows'>, executionId: string | undefined): Promise<SweepReport['execution']> {
+  if (!ports.workflows || !executionId) return undefined;
+  const e = await ports.workflows.describe(executionId).catch(() => undefined);
+  return e ? { executionId: e.executionId, status: e.status, ...(e.error ? { error: e.error } : {}), ...(e.cause ? { cause: e.cause.slice(0, 2000) } : {}) } : undefined;
 }

@@ -81,11 +81,16 @@ export const ComparisonView = z
   .openapi('Comparison');
 export type Comparison = z.infer<typeof ComparisonView>;
 
+/** A report's status: the sweep record's, or `requested` before validate-sweep wrote one (or when it refused the request). */
+export const ReportedSweepStatusSchema = z
+  .enum([...SweepStatusSchema.options, 'requested'])
+  .openapi('ReportedSweepStatus', { description: '`requested`: started, not validated yet; when the execution has ended, its error says why it was refused.' });
+
 export const SweepReportView = z
   .object({
     sweep: z.object({
       sweepId: z.string(),
-      status: SweepStatusSchema,
+      status: ReportedSweepStatusSchema,
       trigger: z.string(),
       requestedAt: z.string(),
       requestedBy: z.string().optional(),

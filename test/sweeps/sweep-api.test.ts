@@ -74,6 +74,35 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
     expect((await fx.request('GET', '/v1/sweeps/unknown')).status).toBe(404);
   });
 
+  it('a sweep not validated yet, or refused by validation, is reported as requested with its execution', async () => {
+    fx = openSweepFixture({ settings: { shardMaxTasks: 4, tasksPerChild: 2 } });
+    await fx.seed({ checkpoints: 1, suites: 1, tasks: 2 });
+    // A workflows port whose execution never gets to validate-sweep, then ends refused by it.
+    let ended = false;
+    fx.ports.workflows = {
+      start: async (_workflow, { name }) => ({ executionId: `exec:${name}` }),
+      describe: async (executionId) => ({
+        executionId,
+        workflow: 'sweep',
+        name: 'early-1',
+        input: {},
+        startedAt: 0,
+        status: ended ? 'FAILED' : 'RUNNING',
+        ...(ended ? { error: 'Flywheel.ValidationError', cause: 'suite suite-0 was retired' } : {}),
+      }),
+    };
+    const started = await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'early-1', suites: ['suite-0'], modes: ['strict'] } });
+    expect(started.status).toBe(202);
+    const early = await fx.request('GET', '/v1/sweeps/early-1');
+    expect(early.status).toBe(200);
+    expect(early.json.sweep).toMatchObject({ sweepId: 'early-1', status: 'requested', trigger: 'manual', checkpoints: ['ck-0'], suites: [{ id: 'suite-0', version: 0 }], modes: ['strict'] });
+    expect(early.json.execution).toEqual({ executionId: 'exec:early-1', status: 'RUNNING' });
+    expect(early.json.results).toEqual([]);
+    ended = true;
+    const refused = await fx.request('GET', '/v1/sweeps/early-1');
+    expect(refused.json.execution).toEqual({ executionId: 'exec:early-1', status: 'FAILED', error: 'Flywheel.ValidationError', cause: 'suite suite-0 was retired' });
+  });
+
   it('a failing shard is caught in its iteration and reported; the sweep is partial', async () => {
     fx = openSweepFixture({ settings: { shardMaxTasks: 2, tasksPerChild: 2 } });
     await fx.seed({ checkpoints: 1, suites: 1, tasks: 4 });
