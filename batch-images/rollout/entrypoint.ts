@@ -37,7 +37,7 @@ export const ROLLOUT_ENV = {
   FLYWHEEL_BUCKET: 'S3 bucket (blobs)',
   FLYWHEEL_VLLM_COMMAND: "serve the checkpoint beside the harness with this command line (overrides the spec's vllm.command)",
   FLYWHEEL_CHECKPOINT_DIR: "the checkpoint's folder for the vLLM command (default: the spec's artifactKey unpacked)",
-  FLYWHEEL_VLLM_PORT: 'its port (default 8000)',
+  FLYWHEEL_VLLM_PORT: "its port (overrides the spec's vllm.port; default 8000)",
   FLYWHEEL_VLLM_MODEL: "its served model name (default the spec's vllm.servedModelName, else the first /v1/models lists)",
   FLYWHEEL_VLLM_READY_TIMEOUT_SECONDS: 'how long it may take to load (default 900)',
   FLYWHEEL_SANDBOX_ROOT: 'the harness sandboxes folder (default a fresh one under $TMPDIR)',
@@ -45,6 +45,9 @@ export const ROLLOUT_ENV = {
 } as const;
 
 type Env = Record<string, string | undefined>;
+
+/** vLLM's own default port, and the registry's default `serving.port`. */
+const DEFAULT_VLLM_PORT = 8000;
 
 /** One log line per attempt event (the job's log is what people read when a shard looks wrong). */
 function progressLine(event: EvalProgress): string {
@@ -127,7 +130,9 @@ export async function main(env: Env = process.env, log: (line: string) => void =
     await mkdir(sandboxRoot, { recursive: true });
 
     if (vllmCommand) {
-      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? 8000;
+      // The variable wins over the spec (an operator running the image by hand), the spec (the checkpoint's
+      // `serving.port`, written by plan-shards) over the default.
+      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? spec.vllm?.port ?? DEFAULT_VLLM_PORT;
       const readySeconds = intFrom(env, 'FLYWHEEL_VLLM_READY_TIMEOUT_SECONDS') ?? 900;
       let checkpointDir = env['FLYWHEEL_CHECKPOINT_DIR'];
       if (!checkpointDir && spec.artifactKey) {

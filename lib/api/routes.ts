@@ -6,6 +6,9 @@ import { makeGetOpenApiHandler } from './http/get-openapi.ts';
 import { makeListCheckpointsHandler } from '../registry/http/list-checkpoints.ts';
 import { makeListResultsHandler } from '../registry/http/list-results.ts';
 import { makeListSuitesHandler } from '../registry/http/list-suites.ts';
+import { makeGetSuiteHandler } from '../registry/http/get-suite.ts';
+import { makePostSuiteHandler } from '../registry/http/post-suite.ts';
+import { makeRetireSuiteHandler } from '../registry/http/retire-suite.ts';
 import { makePostCheckpointHandler } from '../registry/http/post-checkpoint.ts';
 import { makeGetSweepHandler } from '../sweeps/http/get-sweep.ts';
 import { makePostSweepHandler } from '../sweeps/http/post-sweep.ts';
@@ -29,6 +32,9 @@ export const routes: RouteSpec[] = [
   { method: 'POST', path: '/v1/checkpoints', operationId: 'postCheckpoint', lambda: 'registry/api', apiKeyRequired: true, make: makePostCheckpointHandler },
   { method: 'GET', path: '/v1/checkpoints', operationId: 'listCheckpoints', lambda: 'registry/api', apiKeyRequired: true, make: makeListCheckpointsHandler },
   { method: 'GET', path: '/v1/suites', operationId: 'listSuites', lambda: 'registry/api', apiKeyRequired: true, make: makeListSuitesHandler },
+  { method: 'POST', path: '/v1/suites', operationId: 'postSuite', lambda: 'registry/api', apiKeyRequired: true, make: makePostSuiteHandler },
+  { method: 'GET', path: '/v1/suites/{id}', operationId: 'getSuite', lambda: 'registry/api', apiKeyRequired: true, make: makeGetSuiteHandler },
+  { method: 'POST', path: '/v1/suites/{id}/retire', operationId: 'retireSuite', lambda: 'registry/api', apiKeyRequired: true, make: makeRetireSuiteHandler },
   { method: 'GET', path: '/v1/results', operationId: 'listResults', lambda: 'registry/api', apiKeyRequired: true, make: makeListResultsHandler },
   { method: 'POST', path: '/v1/sweeps', operationId: 'postSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makePostSweepHandler },
   { method: 'GET', path: '/v1/sweeps/{id}', operationId: 'getSweep', lambda: 'registry/sweeps-api', apiKeyRequired: true, make: makeGetSweepHandler },

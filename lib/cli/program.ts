@@ -6,6 +6,7 @@ import { registerJobsCommands } from './jobs.ts';
 import { registerModesCommands } from './modes.ts';
 import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
+import { registerSuiteCommands } from './suite.ts';
 import { registerSweepCommands } from './sweep.ts';
 
 /**
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerEvalCommands(program);
   registerJobsCommands(program);
   registerForgeCommands(program);
+  registerSuiteCommands(program);
   registerSweepCommands(program);
   registerModesCommands(program);
   return program;

@@ -42,9 +42,10 @@ export const ShardSpecSchema = z
     shardCount: z.number().int().min(1).max(10_000).optional(),
     /**
      * Serve the checkpoint beside the harness: the command line (`$FLYWHEEL_VLLM_PORT` and `$FLYWHEEL_CHECKPOINT_DIR`
-     * left to the shell) and the served model name. FLYWHEEL_VLLM_COMMAND / FLYWHEEL_VLLM_MODEL override them.
+     * left to the shell), the served model name and the port (default 8000). FLYWHEEL_VLLM_COMMAND /
+     * FLYWHEEL_VLLM_MODEL / FLYWHEEL_VLLM_PORT override them.
      */
-    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1).optional() }).optional(),
+    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1).optional(), port: z.number().int().min(1024).max(65535).optional() }).optional(),
     /** Blob key of the checkpoint (a tarball, or one file) unpacked into FLYWHEEL_CHECKPOINT_DIR before vLLM starts. */
     artifactKey: z.string().min(1).optional(),
     /** Results go to `<outputPrefix>/shard-<index>.json`. */

@@ -36,6 +36,30 @@ export interface ComputePoolSettings {
   localMaxConcurrency: number;
 }
 
+/**
+ * One more way out of the Batch jobs' security group, for model endpoints that do not listen on 443 (the group
+ * allows HTTPS out only). A checkpoint served by an endpoint on another port is unreachable from a rollout job on AWS
+ * unless its address and port are listed here (`lib/compute/infra/batch-network.ts`).
+ */
+export interface ModelEndpointEgress {
+  /** IPv4 range of the endpoint, e.g. `10.20.0.0/16` (a peered VPC) or `10.20.3.4/32` (one server). */
+  cidr: string;
+  /** TCP port, 1–65535 (443 is always open). */
+  port: number;
+  /** Why the hole is there (the security group rule's description). */
+  description: string;
+}
+
+/** Where the alarm topic goes besides the e-mail addresses of `alarms.emails`. */
+export interface NotificationSettings {
+  /**
+   * A Slack channel AWS Chatbot posts every alarm-topic message to (`lib/people/infra/slack-channel.ts`); absent: none.
+   * Authorise the workspace with Chatbot once in the console first: it shows the workspace id (e.g. `T0123ABCD`); the
+   * channel id ends the channel's link (e.g. `C0123ABCD`). Separate from the sweep steps' webhook (FLYWHEEL_SLACK_WEBHOOK_URL).
+   */
+  slack?: { workspaceId: string; channelId: string };
+}
+
 /** Sweeps (`lib/sweeps/`): how a sweep is cut into shards and when a suite counts as saturated. */
 export interface SweepSettings {
   /** Best strict score (0–1) at which a suite is marked saturated (a suite's own `saturationThreshold` wins). */
@@ -65,13 +89,14 @@ export interface StageSettings {
   maxReceiveCount: number;
   api: ApiThrottle;
   alarms: {
-    /** Email addresses subscribed to the alarm topic; Slack comes through the same topic later. */
+    /** Email addresses subscribed to the alarm topic (Slack: `notifications.slack`). */
     emails: string[];
     /** Dead-letter queue depth that raises the alarm. */
     deadLetterDepthThreshold: number;
     /** Handler errors in 5 minutes that raise the alarm. */
     handlerErrorThreshold: number;
   };
+  notifications: NotificationSettings;
   /** Fair-share weights (shares of capacity, higher = more) of the five compute categories in every pool's queue. */
   computeShares: ComputeShares;
   /** Batch's share decay window: how far back past usage counts against a share (0 = only what runs now). */
@@ -82,6 +107,8 @@ export interface StageSettings {
    * time-limit action and reported; Batch allows 600–86,400 s. Locally: a job of a pool with `localMaxConcurrency` 0.
    */
   runnableTimeLimitSeconds: number;
+  /** Egress of the Batch jobs to model endpoints besides HTTPS (443), which is always allowed. */
+  modelEndpointEgress: ModelEndpointEgress[];
   sweeps: SweepSettings;
   /**
    * The per-stage sweep schedule (EventBridge Scheduler; locally the runtime's timer, off with FLYWHEEL_SCHEDULE=off):
@@ -100,6 +127,7 @@ const base: Omit<StageSettings, 'stage'> = {
   maxReceiveCount: 5,
   api: { rateLimit: 500, burstLimit: 1000, dailyQuota: 0 },
   alarms: { emails: [], deadLetterDepthThreshold: 1, handlerErrorThreshold: 5 },
+  notifications: {},
   // Evaluation and training carry the loop; research is best effort; inference (serving experiments) is small.
   computeShares: { inference: 1, training: 3, 'data-and-reward': 2, evaluation: 3, research: 1 },
   computeShareDecaySeconds: 3600,
@@ -108,6 +136,7 @@ const base: Omit<StageSettings, 'stage'> = {
     cpu: { instanceTypes: ['c7i', 'm7i'], maxvCpus: 256, localMaxConcurrency: 4 },
   },
   runnableTimeLimitSeconds: 3600,
+  modelEndpointEgress: [],
   sweeps: { saturationThreshold: 0.9, shardMaxTasks: 50, tasksPerChild: 10, attemptsPerTask: 1 },
   // Nightly at 02:00 UTC over the active suites and the newest checkpoints.
   sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
@@ -120,7 +149,13 @@ export const STAGES: Record<StageName, StageSettings> = {
     api: { rateLimit: 100_000, burstLimit: 200_000, dailyQuota: 0 },
     runnableTimeLimitSeconds: 600,
   },
-  dev: { ...base, stage: 'dev' },
+  dev: {
+    ...base,
+    stage: 'dev',
+    // vLLM / SGLang servers brought up by hand next to the jobs: the VPC's own range (CDK's default 10.0.0.0/16),
+    // on vLLM's default port. Prod lists none: its endpoints answer HTTPS.
+    modelEndpointEgress: [{ cidr: '10.0.0.0/16', port: 8000, description: 'vLLM/SGLang endpoints inside the VPC on port 8000 (dev)' }],
+  },
   prod: {
     ...base,
     stage: 'prod',

@@ -1,7 +1,14 @@
 /**
  * Telling people: every notice is logged as one JSON line, and posted to a Slack incoming webhook when one is
- * configured (`FLYWHEEL_SLACK_WEBHOOK_URL`). On AWS the same notices also reach the alarm topic through events; this
- * is the direct path a step uses for a decision someone has to take (retire a saturated suite, look at a failed shard).
+ * configured (`FLYWHEEL_SLACK_WEBHOOK_URL`). This is the direct path a step uses for a decision someone has to take
+ * (retire a saturated suite, look at a failed shard).
+ *
+ * On AWS the alarm topic (e-mail, and Slack through AWS Chatbot when the stage sets `notifications.slack`) carries a
+ * shorter word of some of the same things, not these notices: rules on the Flywheel bus turn `suite.saturated` and a
+ * `sweep.finished` that is not `succeeded` into a message (`lib/sweeps/infra/sweep-notices.ts`); a succeeded sweep,
+ * even with regressions, reaches people only through this webhook. Executions that never reach a notice (failed, timed
+ * out, stopped) raise CloudWatch alarms (`lib/sweeps/infra/sweep-execution-alarms.ts`), and jobs cancelled after too
+ * long RUNNABLE are reported by `lib/compute/infra/runnable-timeout-report.ts`.
  *
  * A webhook that stays down never fails the caller: the notice is logged either way and `delivered` says whether
  * Slack took it (3 tries, 5 s timeout each, backing off 0.5 s then 1 s, on network errors, 429 and 5xx).

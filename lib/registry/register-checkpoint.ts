@@ -25,10 +25,16 @@ export interface CheckpointRegisteredDetail {
  * the sweep it triggers is named after the checkpoint, so a repeated event never starts a second sweep. The same id
  * with other fields is refused: checkpoints are immutable.
  *
+ * An `endpoint` is reached from the rollout jobs, which on AWS may send HTTPS (443) anywhere but nothing else: an
+ * endpoint on another port (a vLLM server's `http://10.20.3.4:8000/v1`) must be listed in the stage's
+ * `modelEndpointEgress` (`lib/config/stages.ts`; the jobs' security group, `lib/compute/infra/batch-network.ts`), or
+ * every shard of the checkpoint fails to connect. Registration cannot check it (the registry does not know the
+ * network); a `vllm` checkpoint is served inside the job and needs no egress.
+ *
  * @example
  * const { checkpoint, created } = await registerCheckpoint(ports, {
  *   id: 'coder-7b:step-1200', model: 'coder-7b', parent: 'coder-7b:step-1000', trainingRun: 'rl-42',
- *   serving: { kind: 'endpoint', model: 'openai:coder-7b@http://10.0.0.5:8000/v1' } });
+ *   serving: { kind: 'endpoint', model: 'openai:coder-7b@https://models.internal.example.com/v1' } });
  */
 export async function registerCheckpoint(
   ports: Pick<Ports, 'records' | 'events' | 'now'>,

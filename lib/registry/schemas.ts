@@ -40,7 +40,10 @@ export const ServingSchema = z
       model: z
         .string()
         .regex(/^(openai:[^@\s]+@https?:\/\/\S+|bedrock:\S+)$/, 'openai:<model>@<http(s) base URL> or bedrock:<modelId>')
-        .openapi({ example: 'openai:coder-7b@http://10.0.0.5:8000/v1' }),
+        .openapi({
+          example: 'openai:coder-7b@https://models.internal.example.com/v1',
+          description: "On AWS a rollout job reaches HTTPS (443) anywhere; another port only when the stage's `modelEndpointEgress` lists it.",
+        }),
     }),
     z.object({
       kind: z.literal('vllm'),
@@ -137,7 +140,17 @@ export const SuiteVisibilitySchema = z.enum(['public', 'private']).openapi('Suit
 export const SuiteInput = z
   .object({
     id: RegistryId,
-    version: z.number().int().min(1).default(1),
+    /**
+     * Omitted: 1 for a new id, the stored version when nothing changed (an idempotent retry), the next version when
+     * anything changed. Given: a version's content never changes, so it must be higher than the stored one (or the
+     * same, with the same content).
+     */
+    version: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .openapi({ description: 'Omit to get 1 for a new suite, the next version when the content changed, the same one when it did not.' }),
     visibility: SuiteVisibilitySchema,
     owner: z.string().min(1).max(200),
     description: z.string().max(4000).optional(),
@@ -165,6 +178,9 @@ export const SuiteView = z
     createdAt: IsoDateTime,
     saturatedAt: IsoDateTime.optional(),
     retiredAt: IsoDateTime.optional(),
+    /** Why it was retired (`POST /v1/suites/{id}/retire`), and by whom when given. */
+    retiredReason: z.string().optional(),
+    retiredBy: z.string().optional(),
     /** Days from creation to saturation: the suite's useful life (evals' half-life, per suite). */
     usefulLifeDays: z.number().optional(),
     /** The best strict score seen and who reached it. */
@@ -175,6 +191,64 @@ export type Suite = z.infer<typeof SuiteView> & { taskIds: string[] };
 
 export const ListSuitesQuery = z.object({ status: SuiteStatusSchema.optional() }).strict();
 export const SuiteList = z.object({ items: z.array(SuiteView) }).openapi('SuiteList');
+
+/** `POST /v1/suites` answers the registered version (without its task ids) and whether this call wrote it. */
+export const RegisterSuiteResult = z
+  .object({
+    suite: SuiteView,
+    created: z.boolean().openapi({ description: 'False when this version was already registered with the same content (an idempotent retry).' }),
+    previousVersion: z.number().int().optional().openapi({ description: 'The version this one replaced.' }),
+  })
+  .openapi('RegisterSuiteResult');
+
+export const SuiteIdParams = z.object({ id: RegistryId });
+
+/** `POST /v1/suites/{id}/retire`. */
+export const RetireSuiteInput = z
+  .object({
+    reason: z.string().trim().min(1, 'say why the suite is retired').max(2000),
+    /** Who retires it (a person or a service), kept beside the reason. */
+    by: z.string().min(1).max(200).optional(),
+  })
+  .strict()
+  .openapi('RetireSuiteInput');
+
+export const RetireSuiteResult = z
+  .object({
+    suite: SuiteView,
+    changed: z.boolean().openapi({ description: 'False when the suite was already retired: the first retirement (time, reason) is kept.' }),
+  })
+  .openapi('RetireSuiteResult');
+
+/** One point of a suite's best-score series: the best strict score of one sweep on the suite (check-saturation writes it). */
+export const SuiteBestPointView = z
+  .object({
+    at: IsoDateTime.openapi({ description: 'When the sweep was requested (the time axis of results).' }),
+    sweepId: z.string(),
+    checkpoint: z.string(),
+    score: z.number(),
+    suiteVersion: z.number().int(),
+  })
+  .openapi('SuiteBestPoint');
+export type SuiteBestPoint = z.infer<typeof SuiteBestPointView>;
+
+export const GetSuiteQuery = z
+  .object({ points: z.coerce.number().int().min(1).max(10_000).default(1000).openapi({ description: 'How many of the newest best-score points to return.' }) })
+  .strict();
+
+/** `GET /v1/suites/{id}`: the suite, its useful life so far, and its best strict score over time (oldest first). */
+export const SuiteDetailView = SuiteView.extend({
+  usefulLife: z
+    .object({
+      startedAt: IsoDateTime,
+      endedAt: IsoDateTime.optional(),
+      endedBy: z.enum(['saturation', 'retirement']).optional(),
+      days: z.number().openapi({ description: 'Days from creation to saturation (or retirement when it never saturated); to now while it is still useful.' }),
+    })
+    .openapi({ description: 'Creation of this version → saturation: how long the suite separated checkpoints.' }),
+  bestScores: z.array(SuiteBestPointView).openapi({ description: 'Per sweep, the best strict score on the suite: oldest first.' }),
+}).openapi('SuiteDetail');
+export type SuiteDetail = z.infer<typeof SuiteDetailView>;
 
 /** A 95% confidence interval. */
 export const IntervalSchema = z.object({ low: z.number(), high: z.number() }).openapi('Interval');

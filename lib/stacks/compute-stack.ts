@@ -57,6 +57,8 @@ export class ComputeStack extends Stack {
       name: 'rollout',
       vcpus: 8,
       memory: Size.gibibytes(30),
+      // The default: the sweep's Batch task overrides it per shard with the checkpoint's `serving.gpus`
+      // (SHARD_JOB_RESOURCES in lib/sweeps/workflow/sweep.asl.ts).
       gpus: 1,
       environment,
       logGroup: this.jobLogs,

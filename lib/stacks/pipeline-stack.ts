@@ -16,6 +16,7 @@ import {
 import type { StageSettings } from '../config/stages.ts';
 import { FlywheelFunction } from '../constructs/flywheel-function.ts';
 import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
+import { SlackChannel } from '../people/infra/slack-channel.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
 
@@ -27,11 +28,14 @@ export interface PipelineStackProps extends StackProps {
 /**
  * The stateless ingestion pipeline: the queue processor (SQS event source, partial batch failures), the
  * `flywheel-<stage>` event bus that carries `feedback.stored`, and the alarm topic with the alarms on the
- * dead-letter queue depth and on the processor's errors. The API stack wires its functions' alarms to `alarmTopic`.
+ * dead-letter queue depth and on the processor's errors, delivered by e-mail (`alarms.emails`) and to Slack when the
+ * stage sets `notifications.slack`. The other stacks wire their alarms and notice rules to `alarmTopic`.
  */
 export class PipelineStack extends Stack {
   readonly bus: EventBus;
   readonly alarmTopic: Topic;
+  /** The alarm topic in Slack, when the stage sets `notifications.slack`. */
+  readonly slack?: SlackChannel;
   readonly processor: FlywheelFunction;
   readonly deadLetterAlarm: Alarm;
   /** feedback.stored / report.stored → SQS (+DLQ) → the failure-mode classifier. */
@@ -58,6 +62,8 @@ export class PipelineStack extends Stack {
       enforceSSL: true,
     });
     for (const email of settings.alarms.emails) this.alarmTopic.addSubscription(new EmailSubscription(email));
+    const slack = settings.notifications.slack;
+    if (slack) this.slack = new SlackChannel(this, 'Slack', { stage: settings.stage, ...slack, topic: this.alarmTopic });
 
     this.processor = new FlywheelFunction(this, 'Processor', {
       lambda: 'feedback/process',

@@ -3,6 +3,8 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
+import { SweepExecutionAlarms } from '../sweeps/infra/sweep-execution-alarms.ts';
+import { SweepNotices } from '../sweeps/infra/sweep-notices.ts';
 import { SweepStateMachine } from '../sweeps/infra/sweep-state-machine.ts';
 import { SweepTriggers } from '../sweeps/infra/sweep-triggers.ts';
 import type { ComputeStack } from './compute-stack.ts';
@@ -17,10 +19,16 @@ export interface WorkflowsStackProps extends StackProps {
   alarmTopic: ITopic;
 }
 
-/** The stateless workflows stack: the sweep state machine with its step functions, its schedule and its checkpoint rule. */
+/**
+ * The stateless workflows stack: the sweep state machine with its step functions, its schedule and its checkpoint
+ * rule; what tells people about sweeps on AWS: alarms on executions that fail, time out or are stopped, and the rules
+ * that route `suite.saturated` and unsuccessful `sweep.finished` to the alarm topic.
+ */
 export class WorkflowsStack extends Stack {
   readonly sweep: SweepStateMachine;
   readonly sweepTriggers: SweepTriggers;
+  readonly sweepAlarms: SweepExecutionAlarms;
+  readonly sweepNotices: SweepNotices;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -44,6 +52,8 @@ export class WorkflowsStack extends Stack {
       alarmTopic: props.alarmTopic,
       environment,
     });
+    this.sweepAlarms = new SweepExecutionAlarms(this, 'SweepExecutionAlarms', { sweep: this.sweep, alarmTopic: props.alarmTopic });
+    this.sweepNotices = new SweepNotices(this, 'SweepNotices', { bus: props.bus, alarmTopic: props.alarmTopic });
     new CfnOutput(this, 'SweepStateMachineArn', {
       value: this.sweep.stateMachine.stateMachineArn,
       description: 'The sweep state machine (FLYWHEEL_STATE_MACHINE_SWEEP for `flywheel sweep start --target aws`)',

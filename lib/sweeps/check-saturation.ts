@@ -18,7 +18,8 @@ export interface CheckSaturationOptions {
 }
 
 /**
- * Step `check-saturation`: per suite of the sweep, the best strict score of this sweep is recorded as a point of the
+ * Step `check-saturation`: per suite of the sweep, the best strict score of this sweep (over cells whose every shard
+ * was aggregated: a cell that lost shards scored a subset of the suite) is recorded as a point of the
  * suite's best-score series (`SUITE#<id>` / `BEST#<at>#<sweepId>`), and the suite's all-time best is kept on the
  * suite. A suite still active whose best strict score reaches its threshold (the suite's own, else the stage's
  * `sweeps.saturationThreshold`, default 0.9) is marked saturated: `saturatedAt`, its useful life (days from
@@ -33,7 +34,10 @@ export interface CheckSaturationOptions {
  */
 export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput, options: CheckSaturationOptions): Promise<SaturationCheck> {
   const sweep = await getSweep(ports.records, input.sweepId);
-  const cells = (await listSweepCells(ports.records, sweep.sweepId)).filter((c) => c.mode === 'strict' && c.score !== null);
+  // Only complete cells count: a score over the shards that happened to succeed is a score on a subset of the suite.
+  const cells = (await listSweepCells(ports.records, sweep.sweepId)).filter(
+    (c) => c.mode === 'strict' && c.score !== null && c.shardsFailed === 0 && c.shardsAggregated === c.shards,
+  );
   const newlySaturated: string[] = [];
   for (const ref of sweep.suites) {
     const suite = await getSuite(ports.records, ref.id);
@@ -69,7 +73,13 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
       updated = { ...updated, status: 'saturated', saturatedAt, usefulLifeDays, saturatedBySweep: sweep.sweepId };
       newlySaturated.push(ref.id);
     }
-    if (updated !== suite) await ports.records.put({ ...registryKeys.suite(ref.id), gsi1pk: registryKeys.allSuites, gsi1sk: ref.id, kind: 'suite', ...updated });
+    if (updated !== suite) {
+      // Read again just before the write: a suite retired (or re-versioned) meanwhile keeps what its owner did.
+      const current = await getSuite(ports.records, ref.id);
+      if (current.status === 'retired' || current.version !== ref.version) continue;
+      const changes = Object.fromEntries(Object.entries(updated).filter(([k, v]) => (suite as Record<string, unknown>)[k] !== v));
+      await ports.records.put({ ...registryKeys.suite(ref.id), gsi1pk: registryKeys.allSuites, gsi1sk: ref.id, kind: 'suite', ...current, ...changes });
+    }
   }
   return { newlySaturated, threshold: options.settings.saturationThreshold };
 }

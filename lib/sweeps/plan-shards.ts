@@ -63,7 +63,7 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
           const shardId = `c${ci}-s${si}-${mode}-${k}`;
           const shardKey = sweepBlobKeys.shardSpec(sweep.sweepId, shardId);
           const arraySize = Math.min(MAX_ARRAY, Math.max(MIN_ARRAY, Math.ceil(taskIds.length / settings.tasksPerChild)));
-          shards.push({ shardId, shardKey, checkpoint: checkpoint.id, suite: suite.id, mode, arraySize });
+          shards.push({ shardId, shardKey, checkpoint: checkpoint.id, suite: suite.id, mode, arraySize, gpus: checkpoint.serving.kind === 'vllm' ? checkpoint.serving.gpus : 1 });
           specs.push({
             key: shardKey,
             spec: {
@@ -125,7 +125,10 @@ export async function readPlan(ports: Pick<SweepStepPorts, 'blobs'>, sweepId: st
   return (JSON.parse(new TextDecoder().decode(bytes)) as { shards: ShardRef[] }).shards;
 }
 
-/** `model` for an endpoint, or the `vllm` command the rollout job runs beside the harness. */
+/**
+ * `model` for an endpoint, or the `vllm` command the rollout job runs beside the harness with the port it listens on
+ * (the job passes `port` to the command as `$FLYWHEEL_VLLM_PORT`).
+ */
 function serve(checkpoint: Checkpoint): Pick<ShardSpec, 'model' | 'vllm'> {
   const s = checkpoint.serving;
   if (s.kind === 'endpoint') return { model: s.model };
@@ -134,6 +137,7 @@ function serve(checkpoint: Checkpoint): Pick<ShardSpec, 'model' | 'vllm'> {
   return {
     vllm: {
       servedModelName: name,
+      port: s.port,
       command: ['vllm', 'serve', '"$FLYWHEEL_CHECKPOINT_DIR"', '--port', '"$FLYWHEEL_VLLM_PORT"', '--served-model-name', quote(name), ...s.args.map(quote)].join(' '),
     },
   };

@@ -62,9 +62,11 @@ export const ShardSpecSchema = z
     artifactKey: z.string().optional(),
     /**
      * For a vLLM-served checkpoint: the command line that serves it (the rollout job's `FLYWHEEL_VLLM_COMMAND`), with
-     * `$FLYWHEEL_VLLM_PORT` and `$FLYWHEEL_CHECKPOINT_DIR` (where the job unpacks `artifactKey`) left to the shell.
+     * `$FLYWHEEL_VLLM_PORT` and `$FLYWHEEL_CHECKPOINT_DIR` (where the job unpacks `artifactKey`) left to the shell, and
+     * the port it listens on (the checkpoint's `serving.port`; the job sets `$FLYWHEEL_VLLM_PORT` to it). A spec
+     * planned before `port` was written has none: the job then uses its default, 8000, as it always did.
      */
-    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1) }).optional(),
+    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1), port: z.number().int().min(1024).max(65535).optional() }).optional(),
     /** Batch array size (2–10,000); the same number as `shardCount`. */
     arraySize: z.number().int().min(2).max(10_000),
     createdAt: z.string(),

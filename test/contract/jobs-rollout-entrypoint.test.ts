@@ -130,7 +130,8 @@ describe('rollout entry point', () => {
     const pidFile = join(root, 'vllm.pid');
     const { code, output } = await runEntrypoint({
       FLYWHEEL_DATA_DIR: dataDir,
-      FLYWHEEL_SHARD_SPEC: JSON.stringify(spec({ taskKeys: [TASK_KEYS[0]!], checkpoint: 'ckpt-7' })),
+      // The variables win over the spec's vllm section: its command would fail, its port is another.
+      FLYWHEEL_SHARD_SPEC: JSON.stringify(spec({ taskKeys: [TASK_KEYS[0]!], checkpoint: 'ckpt-7', vllm: { command: 'exit 9', port: port === 65535 ? 65534 : port + 1 } })),
       FLYWHEEL_VLLM_COMMAND: `"${process.execPath}" test/support/fake-vllm.ts --port "$FLYWHEEL_VLLM_PORT" --served-model-name ckpt-7 --load-ms 400`,
       FLYWHEEL_VLLM_PORT: String(port),
       FAKE_VLLM_PID_FILE: pidFile,
@@ -145,25 +146,26 @@ describe('rollout entry point', () => {
     expect(output).toContain('fake vLLM serving ckpt-7');
   }, 120_000);
 
-  it('serves the spec’s vllm.command over the checkpoint unpacked from artifactKey', async () => {
+  it('serves the spec’s vllm.command on the spec’s vllm.port over the checkpoint unpacked from artifactKey', async () => {
     const ckpt = join(root, 'ckpt');
     mkdirSync(ckpt);
     writeFileSync(join(ckpt, 'name.txt'), 'ckpt-from-artifact');
     execFileSync('tar', ['-cf', join(root, 'ckpt.tar'), '-C', ckpt, '.']);
     await ports.blobs.put('checkpoints/ckpt-9.tar', readFileSync(join(root, 'ckpt.tar')));
     const port = await freePort();
+    // No FLYWHEEL_VLLM_PORT: the port is the spec's (plan-shards writes the checkpoint's serving.port there).
     const { code, output } = await runEntrypoint({
       FLYWHEEL_DATA_DIR: dataDir,
-      FLYWHEEL_VLLM_PORT: String(port),
       FLYWHEEL_SHARD_SPEC: JSON.stringify(
         spec({
           taskKeys: [TASK_KEYS[1]!],
           artifactKey: 'checkpoints/ckpt-9.tar',
-          vllm: { command: `"${process.execPath}" test/support/fake-vllm.ts --port "$FLYWHEEL_VLLM_PORT" --served-model-name "$(cat "$FLYWHEEL_CHECKPOINT_DIR/name.txt")"`, servedModelName: 'ckpt-from-artifact' },
+          vllm: { command: `"${process.execPath}" test/support/fake-vllm.ts --port "$FLYWHEEL_VLLM_PORT" --served-model-name "$(cat "$FLYWHEEL_CHECKPOINT_DIR/name.txt")"`, servedModelName: 'ckpt-from-artifact', port },
         }),
       ),
     });
     expect(code, output).toBe(ROLLOUT_EXIT_CODES.completed);
+    expect(output).toContain(`starting vLLM on port ${port}:`);
     expect(output).toContain('checkpoint checkpoints/ckpt-9.tar unpacked into');
     const result = await readResult(0);
     expect(result.results.model).toBe(`openai:ckpt-from-artifact@http://127.0.0.1:${port}/v1`);

@@ -8,9 +8,11 @@ import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchWeightFactors } from '../../lib/compute/batch-weight-factors.ts';
+import { BatchNetwork, checkModelEndpointEgress } from '../../lib/compute/infra/batch-network.ts';
 import { ROLLOUT_EXIT_CODES } from '../../lib/compute/rollout-exit-codes.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import { COMPUTE_CATEGORIES } from '../../lib/ports/jobs.ts';
@@ -92,12 +94,30 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
     expect(rule!.Properties.EventPattern).toMatchObject({
       source: ['aws.batch'],
       'detail-type': ['Batch Job State Change'],
-      detail: { status: ['FAILED'], statusReason: [{ prefix: 'CAPACITY:' }, { prefix: 'MISCONFIGURATION:' }] },
+      // What Batch writes once the time-limit action cancelled the job (AWS Batch user guide), one prefix per reason
+      // the queues cancel for; not the `CAPACITY:… - <detail>` a job still waiting shows.
+      detail: {
+        status: ['FAILED'],
+        statusReason: [
+          { prefix: 'Canceled by JobStateTimeLimit action due to reason: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY' },
+          { prefix: 'Canceled by JobStateTimeLimit action due to reason: MISCONFIGURATION:COMPUTE_ENVIRONMENT_MAX_RESOURCE' },
+          { prefix: 'Canceled by JobStateTimeLimit action due to reason: MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT' },
+        ],
+      },
     });
+    const queueReasons = Object.values(resourcesOfType(compute(), 'AWS::Batch::JobQueue')).flatMap((q) => q.Properties.JobStateTimeLimitActions.map((a: { Reason: string }) => a.Reason));
+    expect(rule!.Properties.EventPattern.detail.statusReason.map((r: { prefix: string }) => r.prefix.split(': ')[1]).sort()).toEqual([...new Set(queueReasons)].sort());
     expect(rule!.Properties.EventPattern.detail.jobQueue).toHaveLength(2);
     expect(rule!.Properties.Targets).toHaveLength(1);
     expect(JSON.stringify(rule!.Properties.Targets[0].Arn)).toContain('AlarmTopic');
-    expect(rule!.Properties.Targets[0].InputTransformer.InputTemplate).toContain('cancelled after too long RUNNABLE');
+    // A custom notification of AWS Chatbot (so it reaches Slack too), keeping Batch's reason text.
+    const template = rule!.Properties.Targets[0].InputTransformer;
+    expect(template.InputPathsMap).toMatchObject({ 'detail-statusReason': '$.detail.statusReason', 'detail-jobName': '$.detail.jobName' });
+    expect(JSON.parse(template.InputTemplate)).toMatchObject({
+      version: '1.0',
+      source: 'custom',
+      content: { title: expect.stringContaining('cancelled after too long RUNNABLE'), description: expect.stringContaining('<detail-statusReason>') },
+    });
     // EventBridge may publish to the encrypted alarm topic: the topic policy and its key let events.amazonaws.com.
     const keyPolicy = Object.values(resourcesOfType(get(name).s.pipeline, 'AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as Array<{ Principal?: { Service?: string } }>;
     expect(keyPolicy.some((st) => st.Principal?.Service === 'events.amazonaws.com')).toBe(true);
@@ -133,17 +153,47 @@ describe.each(stageNames)('compute stack (%s)', (name) => {
     expect(SHARD_JOB_TIMEOUT_SECONDS).toBeGreaterThan(ROLLOUT_JOB_ATTEMPTS * ROLLOUT_ATTEMPT_TIMEOUT_SECONDS);
   });
 
-  it('network: private subnets, NAT egress, S3 and DynamoDB gateway endpoints, flow logs; jobs may only send HTTPS', () => {
+  it('network: private subnets, NAT egress, S3 and DynamoDB gateway endpoints, flow logs; jobs may only send HTTPS, and to the listed model endpoints', () => {
     compute().resourceCountIs('AWS::EC2::NatGateway', settings.retainData ? 2 : 1);
     compute().resourceCountIs('AWS::EC2::VPCEndpoint', 2);
     compute().hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'ALL', LogDestinationType: 'cloud-watch-logs' });
     const groups = Object.values(resourcesOfType(compute(), 'AWS::EC2::SecurityGroup')).filter((g) => String(g.Properties.GroupDescription).includes('Batch jobs'));
     expect(groups).toHaveLength(1);
     expect(groups[0]!.Properties.SecurityGroupIngress).toBeUndefined();
-    expect(groups[0]!.Properties.SecurityGroupEgress).toEqual([expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' })]);
+    // HTTPS anywhere, then one rule per modelEndpointEgress entry (dev lists the VPC's own range on 8000, prod none).
+    expect(settings.modelEndpointEgress).toHaveLength(name === 'dev' ? 1 : 0);
+    expect(groups[0]!.Properties.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' }),
+      ...settings.modelEndpointEgress.map((e) => ({ IpProtocol: 'tcp', FromPort: e.port, ToPort: e.port, CidrIp: e.cidr, Description: `Model endpoint: ${e.description}` })),
+    ]);
+    if (name === 'dev') {
+      // The dev entry is the VPC's own range: an endpoint beside the jobs, not the internet.
+      const [vpc] = Object.values(resourcesOfType(compute(), 'AWS::EC2::VPC'));
+      expect(vpc!.Properties.CidrBlock).toBe(settings.modelEndpointEgress[0]!.cidr);
+    }
     for (const env of Object.values(resourcesOfType(compute(), 'AWS::Batch::ComputeEnvironment'))) {
       expect(env.Properties.ComputeResources.SecurityGroupIds).toHaveLength(1);
     }
+  });
+});
+
+describe('modelEndpointEgress entries the network refuses', () => {
+  const ok = { cidr: '10.20.0.0/16', port: 8000, description: 'vLLM in the models VPC' };
+  it('accepts a private range on a port other than 443', () => {
+    expect(() => checkModelEndpointEgress(ok, 'modelEndpointEgress[0]')).not.toThrow();
+  });
+  it.each([
+    ['a range that is not a CIDR', { cidr: '10.20.0.0', port: 8000 }, /modelEndpointEgress\[0\]: cidr "10.20.0.0" is not an IPv4 CIDR/],
+    ['the whole internet', { cidr: '0.0.0.0/0', port: 8000 }, /to the whole internet/],
+    ['port 443 (always open)', { port: 443 }, /port 443 is always open/],
+    ['a port out of range', { port: 70_000 }, /port 70000 is not a TCP port/],
+    ['a description EC2 refuses', { description: 'Bob’s vLLM' }, /characters a security group rule refuses/],
+  ] as const)('refuses %s, naming the entry', (_what, change, message) => {
+    expect(() => checkModelEndpointEgress({ ...ok, ...change }, 'modelEndpointEgress[0]')).toThrow(expect.objectContaining({ name: 'Flywheel.ConfigurationError', message: expect.stringMatching(message) }));
+  });
+  it('stops the synth of a stage that lists a bad one', () => {
+    const settings = { ...STAGES.dev, modelEndpointEgress: [ok, { ...ok, port: 443 }] };
+    expect(() => new BatchNetwork(new Stack(new App(), 'Probe'), 'Network', { settings })).toThrow(/modelEndpointEgress\[1\]: port 443/);
   });
 });
 

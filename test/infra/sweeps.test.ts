@@ -1,7 +1,8 @@
 /**
  * The Workflows stack: the sweep state machine rendered by the definition factory (CustomState JSON for Batch with the
  * evaluation share), one house function per step, the role's grants (.sync on Batch, Distributed Map children), the
- * per-stage schedule and the `checkpoint.registered` rule, both starting sweeps through one function.
+ * per-stage schedule and the `checkpoint.registered` rule, both starting sweeps through one function; the alarms on
+ * executions that end badly and the rules that route `suite.saturated` / unsuccessful `sweep.finished` to people.
  */
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -74,8 +75,54 @@ describe.each(stageNames)('workflows stack (%s)', (name) => {
     }
     const invoke = roleStatements().find((s) => [s.Action].flat().includes('lambda:InvokeFunction'))!;
     expect((invoke.Resource as unknown[]).map((r) => JSON.stringify(r)).sort()).toEqual(stepFunctions.map(([id]) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] })).sort());
-    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm')).map((a) => a.Properties.Dimensions[0].Value.Ref);
+    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm'))
+      .filter((a) => a.Properties.Namespace === 'AWS/Lambda')
+      .map((a) => a.Properties.Dimensions[0].Value.Ref);
     expect(alarms.sort()).toEqual(Object.keys(functions).sort());
+  });
+
+  it('executions that fail, time out or are stopped (and so never reach notify) raise alarms to the alarm topic', () => {
+    const stateMachineId = Object.keys(resourcesOfType(workflows(), 'AWS::StepFunctions::StateMachine'))[0]!;
+    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.Namespace === 'AWS/States');
+    expect(alarms.map((a) => a.Properties.MetricName).sort()).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    for (const alarm of alarms) {
+      expect(alarm.Properties).toMatchObject({
+        Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: stateMachineId } }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      expect(alarm.Properties.AlarmActions).toHaveLength(1);
+      expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('AlarmTopic');
+      expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);
+      expect(alarm.Properties.AlarmDescription).toContain(`flywheel-${name}-sweep`);
+    }
+  });
+
+  it('suite.saturated and an unsuccessful sweep.finished on the Flywheel bus go to the alarm topic as short notices', () => {
+    const rules = Object.values(resourcesOfType(workflows(), 'AWS::Events::Rule'));
+    const saturated = rules.find((r) => JSON.stringify(r.Properties.EventPattern).includes('suite.saturated'))!;
+    const finished = rules.find((r) => JSON.stringify(r.Properties.EventPattern).includes('sweep.finished'))!;
+    expect(saturated.Properties.EventPattern).toEqual({ source: ['flywheel'], 'detail-type': ['suite.saturated'] });
+    expect(finished.Properties.EventPattern).toEqual({ source: ['flywheel'], 'detail-type': ['sweep.finished'], detail: { status: [{ 'anything-but': ['succeeded'] }] } });
+    for (const rule of [saturated, finished]) {
+      expect(JSON.stringify(rule.Properties.EventBusName)).toContain('Bus');
+      expect(rule.Properties.Targets).toHaveLength(1);
+      expect(JSON.stringify(rule.Properties.Targets[0].Arn)).toContain('AlarmTopic');
+    }
+    const notice = (rule: (typeof rules)[number]) => JSON.parse(rule.Properties.Targets[0].InputTransformer.InputTemplate) as { version: string; source: string; content: { title: string; description: string; nextSteps: string[] } };
+    const s = notice(saturated);
+    expect(s).toMatchObject({ version: '1.0', source: 'custom' });
+    expect(s.content.title).toBe('Suite <detail-suite> v<detail-version> is saturated');
+    expect(s.content.description).toContain('<detail-score>');
+    expect(s.content.description).toContain('threshold <detail-threshold>');
+    expect(s.content.nextSteps.join(' ')).toMatch(/Retire.*forge harder tasks/);
+    expect(saturated.Properties.Targets[0].InputTransformer.InputPathsMap).toMatchObject({ 'detail-suite': '$.detail.suite', 'detail-score': '$.detail.score', 'detail-threshold': '$.detail.threshold' });
+    const f = notice(finished);
+    expect(f.content.title).toBe('Sweep <detail-sweepId> <detail-status>: <detail-failedShards> shard(s) failed');
+    expect(finished.Properties.Targets[0].InputTransformer.InputPathsMap).toMatchObject({ 'detail-sweepId': '$.detail.sweepId', 'detail-status': '$.detail.status', 'detail-failedShards': '$.detail.failedShards' });
   });
 
   it('the role: SubmitJob on the one queue and definition, what .sync needs, its own Distributed Map children', () => {

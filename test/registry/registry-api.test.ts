@@ -86,7 +86,7 @@ describe('POST /v1/checkpoints, GET /v1/checkpoints (through the dispatcher, loc
 describe('suites', () => {
   it('registers versions (a higher version starts a new life, the same one is idempotent), lists by status', async () => {
     fx = openSweepFixture();
-    const s = { id: 'forge-py', visibility: 'private', owner: 'evals', tasks: { kind: 'records' }, taskIds: ['t1', 't2'] };
+    const s = { id: 'forge-py', version: 1, visibility: 'private', owner: 'evals', tasks: { kind: 'records' }, taskIds: ['t1', 't2'] };
     expect((await registerSuite(fx.ports, s)).created).toBe(true);
     expect((await registerSuite(fx.ports, s)).created).toBe(false);
     await expect(registerSuite(fx.ports, { ...s, taskIds: ['t1'] })).rejects.toThrow(/already registered with other content/);
@@ -129,6 +129,9 @@ describe('routes', () => {
       'POST /v1/checkpoints',
       'GET /v1/checkpoints',
       'GET /v1/suites',
+      'POST /v1/suites',
+      'GET /v1/suites/{id}',
+      'POST /v1/suites/{id}/retire',
       'GET /v1/results',
       'POST /v1/sweeps',
       'GET /v1/sweeps/{id}',
@@ -137,6 +140,9 @@ describe('routes', () => {
     const doc = buildOpenApiDocument(routes) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
     expect(doc.paths['/v1/checkpoints'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CheckpointInput');
     expect(doc.paths['/v1/sweeps/{id}'].get.responses['200']).toBeDefined();
+    expect(doc.paths['/v1/suites'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/SuiteInput');
+    expect(doc.paths['/v1/suites/{id}'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/SuiteDetail');
+    expect(doc.paths['/v1/suites/{id}/retire'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/RetireSuiteInput');
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Checkpoint', 'Suite', 'Result', 'SweepReport', 'Serving']));
   });
 

@@ -90,4 +90,19 @@ describe('check-saturation', () => {
     // No webhook configured for these steps: nothing was posted.
     expect(hook.bodies).toEqual([]);
   });
+
+  it('a cell that lost shards does not count: a perfect score on half a suite saturates nothing', async () => {
+    fx = openSweepFixture({ settings: { shardMaxTasks: 5 } });
+    await fx.seed({ checkpoints: 2, suites: 1, tasks: 10 });
+    const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
+    // ck-0 passes everything, but the second shard of its cell fails; ck-1 passes half, every shard aggregated.
+    const script = rateScript((ck) => (ck === 'ck-0' ? 1 : 0.5));
+    const input = { sweepId: 'p1', trigger: 'manual' as const, requestedAt: fx.clock.now.toISOString(), modes: ['strict' as const] };
+    const { notice } = await driveSweep(steps, fx.ports, input, { script, failShard: (shard) => shard.checkpoint === 'ck-0' && shard.shardId.endsWith('-1') });
+    expect(notice).toMatchObject({ status: 'partial', failedShards: 1 });
+    const suite = await getSuite(fx.ports.records, 'suite-0');
+    expect(suite.status).toBe('active');
+    expect(suite.best).toMatchObject({ checkpoint: 'ck-1', score: 0.5 });
+    expect(fx.events.filter((e) => e.type === 'suite.saturated')).toEqual([]);
+  });
 });

@@ -22,7 +22,7 @@ describe('the shard spec and the rollout job', () => {
   it("is a valid spec of the rollout job's own schema, for every task source and both serving kinds", async () => {
     fx = openSweepFixture({ settings: { shardMaxTasks: 10, tasksPerChild: 5 } });
     await registerCheckpoint(fx.ports, { id: 'coder-7b:step-100', model: 'coder-7b', serving: { kind: 'endpoint', model: 'openai:coder-7b@http://10.0.0.5:8000/v1' }, sweep: false });
-    await registerCheckpoint(fx.ports, { id: 'coder-7b:step-200', model: 'coder-7b-rl', artifactKey: 'checkpoints/step-200/', serving: { kind: 'vllm', args: ['--max-model-len', '32768'] }, sweep: false });
+    await registerCheckpoint(fx.ports, { id: 'coder-7b:step-200', model: 'coder-7b-rl', artifactKey: 'checkpoints/step-200/', serving: { kind: 'vllm', args: ['--max-model-len', '32768'], port: 8123, gpus: 2 }, sweep: false });
     // A forged suite: task records with their task blob (`taskKey`), as lib/forge/forge-records.ts stores them.
     const forged = ['f1', 'f2', 'f3'];
     for (const id of forged) {
@@ -53,6 +53,9 @@ describe('the shard spec and the rollout job', () => {
       const theirs = parseRolloutSpec(JSON.parse(new TextDecoder().decode(bytes)), ref.shardKey);
       expect(theirs).toMatchObject({ runId: mine.runId, suite: ref.suite, taskKeys: mine.taskKeys, checkpoint: ref.checkpoint, mode: 'strict', attempts: 1, shardCount: ref.arraySize, outputPrefix: mine.outputPrefix });
       expect(theirs.model).toBe(mine.model);
+      // The rollout job keeps the port (zod would strip a field its schema lacks); the job asks Batch for the GPUs.
+      expect(theirs.vllm).toEqual(mine.vllm);
+      expect(ref.gpus).toBe(ref.checkpoint === 'coder-7b:step-200' ? 2 : 1);
       for (const key of mine.taskKeys) expect(await fx.ports.blobs.get(key), key).toBeDefined();
     }
     const byKey = Object.fromEntries(await Promise.all(plan.shards.map(async (s) => [`${s.checkpoint} ${s.suite}`, await readShardSpec(fx.ports.blobs, s.shardKey)] as const)));
@@ -67,7 +70,7 @@ describe('the shard spec and the rollout job', () => {
     // The vLLM-served checkpoint: no model spec, a serve command for the job to run beside the harness.
     const v = byKey['coder-7b:step-200 forge-py']!;
     expect(v.model).toBeUndefined();
-    expect(v.vllm).toEqual({ servedModelName: 'coder-7b:step-200', command: 'vllm serve "$FLYWHEEL_CHECKPOINT_DIR" --port "$FLYWHEEL_VLLM_PORT" --served-model-name coder-7b:step-200 --max-model-len 32768' });
+    expect(v.vllm).toEqual({ servedModelName: 'coder-7b:step-200', port: 8123, command: 'vllm serve "$FLYWHEEL_CHECKPOINT_DIR" --port "$FLYWHEEL_VLLM_PORT" --served-model-name coder-7b:step-200 --max-model-len 32768' });
     expect(v.artifactKey).toBe('checkpoints/step-200/');
   });
 

@@ -27,7 +27,7 @@ describe('sweep steps over the local ports', () => {
     const plan = await steps['plan-shards'](fx.ports, { sweepId: 's1' });
     // 20 tasks / 8 → 3 shards per cell; 2 × 2 × 2 cells.
     expect(plan.shardCount).toBe(24);
-    expect(plan.shards[0]).toEqual({ shardId: 'c0-s0-strict-0', shardKey: 'sweeps/s1/shards/c0-s0-strict-0.json', checkpoint: 'ck-0', suite: 'suite-0', mode: 'strict', arraySize: 3 });
+    expect(plan.shards[0]).toEqual({ shardId: 'c0-s0-strict-0', shardKey: 'sweeps/s1/shards/c0-s0-strict-0.json', checkpoint: 'ck-0', suite: 'suite-0', mode: 'strict', arraySize: 3, gpus: 1 });
     const last = plan.shards.find((s) => s.shardId === 'c0-s0-strict-2')!;
     const spec = parseShardSpec(JSON.parse(new TextDecoder().decode((await fx.ports.blobs.get(last.shardKey))!)));
     expect(spec.taskIds).toEqual(['t016', 't017', 't018', 't019']);

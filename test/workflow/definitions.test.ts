@@ -25,7 +25,7 @@ import {
   sweepDefinition,
   type AslDefinition,
 } from '../../lib/sweeps/workflow/sweep.asl.ts';
-import { SWEEP_STEP_NAMES } from '../../lib/sweeps/workflow/sweep-steps.ts';
+import { SWEEP_STEP_NAMES, type ShardRef } from '../../lib/sweeps/workflow/sweep-steps.ts';
 import { synthesizedSweepDefinition } from './synthesized-definition.ts';
 
 /** ARNs shaped like what CloudFormation substitutes for the tokens CDK passes. */
@@ -151,6 +151,8 @@ describe('sweep definition', () => {
     const env = submit!.Parameters.ContainerOverrides.Environment as Array<{ Name: string; 'Value.$': string }>;
     expect(env).toContainEqual({ Name: 'FLYWHEEL_SHARD_KEY', 'Value.$': '$.shard.shardKey' });
     expect(env.map((e) => e.Name).sort()).toEqual(Object.keys(SHARD_JOB_ENVIRONMENT).sort());
+    // Each child asks for the shard's GPUs (Batch wants the value as a string).
+    expect(submit!.Parameters.ContainerOverrides.ResourceRequirements).toEqual([{ Type: 'GPU', 'Value.$': "States.Format('{}', $.shard.gpus)" }]);
     // Keys, not bodies: only ids and keys go in, only the job id and status come out.
     expect(submit!.ResultSelector).toEqual({ 'jobId.$': '$.JobId', 'status.$': '$.Status' });
   });
@@ -159,6 +161,8 @@ describe('sweep definition', () => {
     const states = iteration(map);
     const [submit, aggregate, failure] = ['SubmitShardJob', 'AggregateShard', 'RecordShardFailure'].map((n) => [`${n}${suffixOf(map)}`, states[`${n}${suffixOf(map)}`]!] as const);
     expect(submit![1].Retry).toEqual([
+      // First, so that the States.TaskFailed retrier (which matches every Task error) never retries a refused submission.
+      { ErrorEquals: ['Batch.ClientException'], MaxAttempts: 0 },
       expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Batch.AWSBatchException']), MaxAttempts: BATCH_SUBMIT_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
       expect.objectContaining({ ErrorEquals: ['States.TaskFailed'], MaxAttempts: BATCH_JOB_RETRY.maxAttempts, JitterStrategy: 'FULL' }),
     ]);
@@ -189,6 +193,48 @@ describe('sweep definition', () => {
       expect(state.Retry).toEqual([expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Lambda.TooManyRequestsException']), JitterStrategy: 'FULL' })]);
     }
     expect(lambdaStates.map((s) => (s.Parameters as { FunctionName: string }).FunctionName).sort()).toEqual(Object.values(localSweepArns().functions).sort());
+  });
+
+  describe('the shard Batch task, run by aws-local-stepfunctions (the Batch call replaced by a handler)', () => {
+    const name = 'SubmitShardJob';
+    const shard: ShardRef = { shardId: 'c0-s0-strict-0', shardKey: 'sweeps/s1/shards/c0-s0-strict-0.json', checkpoint: 'ck-0', suite: 'calc', mode: 'strict', arraySize: 3, gpus: 4 };
+    /** The iteration's submit state alone (no Catch, so an error ends the run), its Retry as rendered. */
+    async function submitWith(fail: (call: number) => string | undefined): Promise<{ calls: Array<Record<string, any>>; error?: string }> {
+      const { Catch: _catch, Next: _next, ...state } = iteration(SWEEP_STATES.inlineMap)[name]!;
+      const machine = new StateMachine({ StartAt: name, States: { [name]: { ...state, End: true } } } as never);
+      const calls: Array<Record<string, any>> = [];
+      const handler = async (parameters: Record<string, any>) => {
+        calls.push(parameters);
+        const error = fail(calls.length);
+        if (error) throw Object.assign(new Error(`failed with ${error}`), { name: error });
+        return { JobId: 'job-1', Status: 'SUCCEEDED' };
+      };
+      try {
+        await machine.run({ sweepId: 's1', shard: { ...shard } }, { overrides: { taskResourceLocalHandlers: { [name]: handler } as never, retryIntervalOverrides: { [name]: 0 } } }).result;
+        return { calls };
+      } catch (error) {
+        return { calls, error: String((error as { cause?: { name?: string } }).cause?.name ?? (error as Error).name) };
+      }
+    }
+
+    it('submits the shard with its environment and GPU count (formatted as the string Batch takes)', async () => {
+      const { calls, error } = await submitWith(() => undefined);
+      expect(error).toBeUndefined();
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatchObject({ JobName: 's1-c0-s0-strict-0', ArrayProperties: { Size: 3 }, ShareIdentifier: SWEEP_SHARE_IDENTIFIER });
+      expect(calls[0]!.ContainerOverrides.ResourceRequirements).toEqual([{ Type: 'GPU', Value: '4' }]);
+      expect(calls[0]!.ContainerOverrides.Environment).toContainEqual({ Name: 'FLYWHEEL_SHARD_KEY', Value: shard.shardKey });
+    });
+
+    it.each([
+      ['a refused submission (Batch.ClientException) is not retried', 'Batch.ClientException', 1],
+      ['a throttled one is retried up to BATCH_SUBMIT_RETRY', 'Batch.AWSBatchException', 1 + BATCH_SUBMIT_RETRY.maxAttempts],
+      ['a failed job is run once more (BATCH_JOB_RETRY)', 'States.TaskFailed', 1 + BATCH_JOB_RETRY.maxAttempts],
+    ] as const)('%s', async (_what, errorName, tries) => {
+      const { calls, error } = await submitWith(() => errorName);
+      expect(calls).toHaveLength(tries);
+      expect(error).toBe(errorName);
+    });
   });
 
   it('retry constants: the worst cases their comments state', () => {

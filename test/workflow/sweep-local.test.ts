@@ -2,8 +2,8 @@
  * The sweep definition run end to end by the local workflows driver, as `npm start` runs it: real SQLite records,
  * file blobs, the local jobs driver running each shard's array job as child processes that talk to a scripted model
  * over HTTP. Covers a failing shard (caught inside its iteration, reported, the others succeed), a retried Batch
- * submission, a resume after a crash of the whole runtime (same execution name: nothing counted twice), and a
- * saturation alert.
+ * submission, a refused one (not retried), a resume after a crash of the whole runtime (same execution name: nothing
+ * counted twice), and a saturation alert.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
-import { TransientError } from '../../lib/errors.ts';
+import { TransientError, ValidationError } from '../../lib/errors.ts';
 import type { JobsPort } from '../../lib/ports/jobs.ts';
 import { SWEEP_WORKFLOW } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import type { SweepExecutionInput } from '../../lib/sweeps/workflow/sweep-steps.ts';
@@ -88,6 +88,21 @@ function throttleOnce(failFirst: string) {
   });
 }
 
+/** Refuses every submission as Batch refuses a bad request (not transient: the driver names it Batch.ClientException). */
+function refuseSubmissions(jobs: JobsPort): JobsPort {
+  return {
+    ...jobs,
+    describe: (id) => jobs.describe(id),
+    children: (id) => jobs.children(id),
+    logs: (id, o) => jobs.logs(id, o),
+    cancel: (id, r) => jobs.cancel(id, r),
+    list: (f) => jobs.list(f),
+    submit: async () => {
+      throw new ValidationError('JobDefinition flywheel-local-rollout does not accept this override', [{ path: 'containerOverrides', message: 'invalid' }]);
+    },
+  };
+}
+
 describe('sweep on the local runtime', () => {
   it('a failing shard is caught and reported, a throttled submission is retried, a saturated suite is flagged', async () => {
     const runtime = open(freshDir(), throttleOnce('s1-c0-s1-strict'));
@@ -134,6 +149,20 @@ describe('sweep on the local runtime', () => {
     expect(events.filter((e) => e.type === 'suite.saturated').map((e) => e.detail)).toEqual([{ suite: 'easy', sweepId: 's1', threshold: 0.9 }]);
     expect(events.find((e) => e.type === 'sweep.finished')?.detail).toMatchObject({ status: 'partial', failed: ['c1-s0-strict', 'c1-s1-strict'] });
   }, 90_000);
+
+  it('a refused submission (Batch.ClientException) is not retried: the shard fails at once and is reported', async () => {
+    const runtime = open(freshDir(), refuseSubmissions);
+    await putTestSuite(runtime.ports, 'easy', ['e1']);
+    await putTestSuite(runtime.ports, 'hard', ['h1']);
+    const { executionId } = await runtime.workflows.start(SWEEP_WORKFLOW, { name: 'refused', input: request('refused', ['ckpt-a'], { suites: ['easy'] }) });
+    const done = await runtime.workflows.waitFor(executionId, { timeoutMs: 60_000 });
+    expect(done.output).toEqual({ sweepId: 'refused', status: 'failed', succeededShards: 0, failedShards: 1 });
+    const history = runtime.workflows.history(executionId);
+    expect(history.filter((e) => e.type === 'StateFailed' && e.state === 'SubmitShardJob').map((e) => e.error)).toEqual(['Batch.ClientException']);
+    expect(history.filter((e) => e.type === 'StateRetried' && e.state === 'SubmitShardJob')).toEqual([]);
+    expect((await listAll(runtime.ports, 'SWEEP#refused', 'SHARD#')).map((s) => [s.sk, s.status, s.error])).toEqual([['SHARD#c0-s0-strict', 'failed', 'Batch.ClientException']]);
+    expect(await runtime.jobs.list({})).toEqual([]);
+  }, 60_000);
 
   it('a plan over the inline bound runs through the Distributed Map branch, with the same iteration', async () => {
     const runtime = open(freshDir(), undefined, 1);

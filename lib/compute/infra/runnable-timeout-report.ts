@@ -2,7 +2,8 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { FairSharePool } from './fair-share-pool.ts';
+import { chatNotification } from '../../people/infra/chat-notification.ts';
+import { type FairSharePool, RUNNABLE_TIMEOUT_REASONS } from './fair-share-pool.ts';
 
 export interface RunnableTimeoutReportProps {
   pools: FairSharePool[];
@@ -10,16 +11,25 @@ export interface RunnableTimeoutReportProps {
 }
 
 /**
+ * How a job's `statusReason` starts once its queue's time-limit action has cancelled it; the action's reason follows,
+ * e.g. `Canceled by JobStateTimeLimit action due to reason: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY` (AWS Batch user
+ * guide, "Jobs stuck in RUNNABLE due to capacity" / "… due to misconfiguration"). Only while the job still waits does
+ * the reason read `CAPACITY:… - <detail>`, and that job is RUNNABLE, not FAILED.
+ */
+export const TIME_LIMIT_CANCEL_PREFIX = 'Canceled by JobStateTimeLimit action due to reason: ';
+
+/**
  * Tells people when a job queue's time-limit action cancelled a job stuck RUNNABLE: an EventBridge rule on Batch's
- * job state changes (default bus) for FAILED jobs of these queues whose status reason is one of the time-limit
- * reasons (`CAPACITY:…`, `MISCONFIGURATION:…`), delivered to the alarm topic as one line naming the job, its queue and
- * the reason.
+ * job state changes (default bus) for FAILED jobs of these queues whose status reason is the cancel text of one of the
+ * queues' time-limit reasons (`TIME_LIMIT_CANCEL_PREFIX` + `CAPACITY:…`/`MISCONFIGURATION:…`), delivered to the alarm
+ * topic naming the job, its queue and Batch's reason text.
  */
 export class RunnableTimeoutReport extends Construct {
   readonly rule: events.Rule;
 
   constructor(scope: Construct, id: string, props: RunnableTimeoutReportProps) {
     super(scope, id);
+    const field = (path: string) => events.EventField.fromPath(path);
     this.rule = new events.Rule(this, 'Rule', {
       description: 'Batch jobs cancelled after too long RUNNABLE (no capacity or a misconfigured queue): report them',
       eventPattern: {
@@ -28,15 +38,20 @@ export class RunnableTimeoutReport extends Construct {
         detail: {
           status: ['FAILED'],
           jobQueue: props.pools.map((p) => p.queue.jobQueueArn),
-          statusReason: [{ prefix: 'CAPACITY:' }, { prefix: 'MISCONFIGURATION:' }],
+          statusReason: RUNNABLE_TIMEOUT_REASONS.map((reason) => ({ prefix: `${TIME_LIMIT_CANCEL_PREFIX}${reason}` })),
         },
       },
     });
     this.rule.addTarget(
       new targets.SnsTopic(props.alarmTopic, {
-        message: events.RuleTargetInput.fromText(
-          `Batch job ${events.EventField.fromPath('$.detail.jobName')} (${events.EventField.fromPath('$.detail.jobId')}) was cancelled after too long RUNNABLE on ${events.EventField.fromPath('$.detail.jobQueue')}: ${events.EventField.fromPath('$.detail.statusReason')}`,
-        ),
+        message: chatNotification({
+          title: `Batch job ${field('$.detail.jobName')} was cancelled after too long RUNNABLE`,
+          description: `Job ${field('$.detail.jobName')} (${field('$.detail.jobId')}) on ${field('$.detail.jobQueue')}: ${field('$.detail.statusReason')}`,
+          nextSteps: [
+            'CAPACITY: no instance of the pool families could be had (quota or regional capacity): raise the EC2 quota or add a family to the pool in lib/config/stages.ts',
+            'MISCONFIGURATION: the job asks for more than the compute environment offers: check the job definition resources against the pool',
+          ],
+        }),
       }),
     );
   }

@@ -5,8 +5,26 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ErrorBody } from '../../feedback/schemas.ts';
-import { CheckpointInput, CheckpointPage, ListCheckpointsQuery, ListResultsQuery, ListSuitesQuery, RegisterCheckpointResult, ResultList, SuiteList } from '../schemas.ts';
+import {
+  CheckpointInput,
+  CheckpointPage,
+  GetSuiteQuery,
+  ListCheckpointsQuery,
+  ListResultsQuery,
+  ListSuitesQuery,
+  RegisterCheckpointResult,
+  RegisterSuiteResult,
+  ResultList,
+  RetireSuiteInput,
+  RetireSuiteResult,
+  SuiteDetailView,
+  SuiteIdParams,
+  SuiteInput,
+  SuiteList,
+} from '../schemas.ts';
 import { CHECKPOINT_BODY_LIMIT } from './post-checkpoint.ts';
+import { SUITE_BODY_LIMIT } from './post-suite.ts';
+import { RETIRE_BODY_LIMIT } from './retire-suite.ts';
 
 export type OperationDoc = Omit<RouteConfig, 'method' | 'path' | 'operationId'>;
 
@@ -43,6 +61,32 @@ export const REGISTRY_OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Suites with version, visibility, status (active / saturated / retired) and useful life',
     request: { query: ListSuitesQuery },
     responses: { 200: json(SuiteList, 'Every suite, by id.'), ...READ_ERRORS },
+  },
+  postSuite: {
+    summary: 'Register a suite, or a new version of one (omit version: a changed task list gets the next version)',
+    request: { body: { required: true, content: { 'application/json': { schema: SuiteInput } } } },
+    responses: {
+      201: json(RegisterSuiteResult, 'Registered: a new suite, or a new version (previousVersion says which it replaced).'),
+      200: json(RegisterSuiteResult, 'This version was already registered with the same content (an idempotent retry).'),
+      ...READ_ERRORS,
+      ...bodyErrors(SUITE_BODY_LIMIT),
+    },
+  },
+  getSuite: {
+    summary: 'One suite: status, useful life (creation → saturation) and its best strict score over time',
+    request: { params: SuiteIdParams, query: GetSuiteQuery },
+    responses: { 200: json(SuiteDetailView, 'The suite, without its task ids.'), 404: errorDoc('No suite with this id.'), ...READ_ERRORS },
+  },
+  retireSuite: {
+    summary: 'Retire a suite (sweeps leave it out and refuse it by name); idempotent, publishes suite.retired',
+    request: { params: SuiteIdParams, body: { required: true, content: { 'application/json': { schema: RetireSuiteInput } } } },
+    responses: {
+      200: json(RetireSuiteResult, 'Retired (changed: false when it already was; the first retirement is kept).'),
+      404: errorDoc('No suite with this id.'),
+      409: errorDoc('A newer version was registered meanwhile; read it again.'),
+      ...READ_ERRORS,
+      ...bodyErrors(RETIRE_BODY_LIMIT),
+    },
   },
   listResults: {
     summary: 'Results per sweep × checkpoint × suite × mode, oldest first (time series)',

@@ -45,6 +45,14 @@ const STEP_TIMEOUT_SECONDS: Record<SweepStepName, number> = {
  * The role can invoke the seven step functions; submit to the one queue with the one job definition; describe and
  * terminate jobs and manage the rule Step Functions uses to wait on Batch (`.sync`); and start, describe and stop the
  * child executions of its own Distributed Map.
+ *
+ * Why an ASL document rather than CDK's state classes (`LambdaInvoke`, `Map`, and a `CustomState` for the Batch task,
+ * since `BatchSubmitJob` cannot set a ShareIdentifier): the local runtime must run the very definition deployed, and
+ * render it at `npm start` without synthesizing a CDK app. CDK's task classes write `arn:${AWS::Partition}:…` joins
+ * and default Lambda retries that only CloudFormation resolves, so their output is not runnable as it stands. Here the
+ * whole definition is what a CustomState holds, ASL, written once in `sweep.asl.ts` and given this stack's tokens;
+ * `test/workflow/definitions.test.ts` checks that the template's definition is the local one, ARNs aside, and
+ * `test/workflow/` runs the synthesized one locally.
  */
 export class SweepStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;

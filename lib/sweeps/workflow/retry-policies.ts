@@ -26,6 +26,14 @@ export const BATCH_SUBMIT_RETRY: RetryPolicy = { intervalSeconds: 5, backoffRate
 export const BATCH_SUBMIT_ERRORS = ['Batch.AWSBatchException', 'Batch.ServerException', 'Batch.TooManyRequestsException'] as const;
 
 /**
+ * Batch refused the submission itself (an unknown queue or job definition, an invalid parameter or override): the
+ * same request fails the same way again, so it is never retried. It needs a retrier of its own, ahead of the others
+ * (`noRetry`), because `States.TaskFailed` in a retrier matches every error a Task raises except `States.Timeout`, on
+ * Step Functions and in `aws-local-stepfunctions` alike, and Step Functions uses the first retrier that matches.
+ */
+export const BATCH_CLIENT_ERRORS = ['Batch.ClientException'] as const;
+
+/**
  * The shard's array job failed (Step Functions reports `States.TaskFailed`), typically because the queue's RUNNABLE
  * time limit cancelled it for lack of GPU capacity, or a host was reclaimed. One retry after 60 s (jittered: 0–60 s)
  * → worst case 60 s of pause plus one more run. The rollout job resumes (finished attempts are skipped), so the second
@@ -54,6 +62,11 @@ export function worstCasePauseSeconds(policy: RetryPolicy): number {
     total += Math.min(policy.intervalSeconds * policy.backoffRate ** i, policy.maxDelaySeconds);
   }
   return total;
+}
+
+/** A retrier that matches `errors` and retries none of them (MaxAttempts 0): it shadows the retriers after it. */
+export function noRetry(errors: readonly string[]): { [field: string]: number | string[] } {
+  return { ErrorEquals: [...errors], MaxAttempts: 0 };
 }
 
 /** The ASL retrier for a policy (full jitter). */

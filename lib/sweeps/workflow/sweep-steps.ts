@@ -19,7 +19,7 @@
  *   validate-sweep(SweepExecutionInput)        → $.sweep  : ValidatedSweep
  *   plan-shards({ sweepId })                   → $.plan   : ShardPlan
  *   Map over $.plan.shards (ShardRef), per item:
- *     Batch submitJob.sync (array job, env from the ShardRef)   → $.job : { jobId, status }
+ *     Batch submitJob.sync (array job, env, GPUs from ShardRef) → $.job : { jobId, status }
  *     aggregate-shard({ sweepId, shard, job })                  → item output: ShardOutcome (succeeded)
  *     on any error (caught inside the iteration):
  *     record-shard-failure({ sweepId, shard, error })           → item output: ShardOutcome (failed)
@@ -98,6 +98,14 @@ export interface ShardRef {
   mode: SweepMode;
   /** Batch array size: 2 ≤ arraySize ≤ 10,000 (Batch arrays start at 2; a child with no tasks exits 0). */
   arraySize: number;
+  /**
+   * GPUs each array child asks Batch for (the Batch task's `ResourceRequirements` override of the rollout job
+   * definition's 1): the checkpoint's `serving.gpus` when the job serves it with vLLM, else 1. An endpoint-served
+   * checkpoint needs no local GPU, but every shard runs on the GPU queue with the one rollout job definition, so its
+   * job lands on a GPU instance whatever it asks for; it keeps the definition's 1 (the way to free that GPU would be
+   * to send endpoint shards to the CPU queue with a GPU-less job definition, not a 0 here).
+   */
+  gpus: number;
   /** Present (true) when an earlier run of this sweep id aggregated the shard: the Map keeps it and submits no job. */
   done?: true;
 }

@@ -22,7 +22,7 @@
  * `aws-local-stepfunctions` ignores ProcessorConfig and runs both as a Map, so the local runtime takes whichever
  * branch the plan chooses. The plan itself is bounded by the 256 KiB state (`MAX_SWEEP_SHARDS`).
  */
-import { BATCH_JOB_RETRY, BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY, LAMBDA_STEP_ERRORS, LAMBDA_STEP_RETRY, retrier } from './retry-policies.ts';
+import { BATCH_CLIENT_ERRORS, BATCH_JOB_RETRY, BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY, LAMBDA_STEP_ERRORS, LAMBDA_STEP_RETRY, noRetry, retrier } from './retry-policies.ts';
 import type { SweepStepIo, SweepStepName } from './sweep-steps.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -101,6 +101,14 @@ export const SHARD_JOB_ENVIRONMENT = {
   FLYWHEEL_MODE: '$.shard.mode',
 } as const;
 
+/**
+ * The GPUs each child of a shard's array job asks for, overriding the rollout job definition's 1: the ShardRef's
+ * `gpus` (a vLLM checkpoint's `serving.gpus`). Batch takes a resource value as a string, and a JSONPath can only copy
+ * the number, so the intrinsic formats it (both runtimes evaluate intrinsics in Parameters). The local jobs driver
+ * ignores it (its GPU pool counts jobs, not GPUs).
+ */
+export const SHARD_JOB_RESOURCES = [{ Type: 'GPU', 'Value.$': "States.Format('{}', $.shard.gpus)" }] as const;
+
 /** The top-level state names (tests and the local driver address them). */
 export const SWEEP_STATES = {
   validate: 'ValidateSweep',
@@ -170,13 +178,16 @@ export function sweepDefinition(arns: SweepDefinitionArns, options: SweepDefinit
             ArrayProperties: { 'Size.$': '$.shard.arraySize' },
             ContainerOverrides: {
               Environment: Object.entries(SHARD_JOB_ENVIRONMENT).map(([name, path]) => ({ Name: name, 'Value.$': path })),
+              ResourceRequirements: SHARD_JOB_RESOURCES.map((r) => ({ ...r })),
             },
           },
           TimeoutSeconds: SHARD_JOB_TIMEOUT_SECONDS,
           // DescribeJobs' whole job description comes back; keep its id and status only (keys, not bodies).
           ResultSelector: { 'jobId.$': '$.JobId', 'status.$': '$.Status' },
           ResultPath: '$.job',
-          Retry: [retrier(BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY), retrier(['States.TaskFailed'], BATCH_JOB_RETRY)],
+          // First match wins: a refused submission is not retried (States.TaskFailed would match it too), a throttled
+          // one backs off, a failed job runs once more.
+          Retry: [noRetry(BATCH_CLIENT_ERRORS), retrier(BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY), retrier(['States.TaskFailed'], BATCH_JOB_RETRY)],
           Catch: catchAll,
           Next: aggregate,
         },

@@ -88,7 +88,7 @@ export function minimalSweepSteps(options: { saturationThreshold?: number } = {}
             const shardKey = `sweeps/${sweepId}/shards/${shardId}.json`;
             const spec: TestShardSpec = { sweepId, shardId, runId: runIdOf(sweepId, shardId), checkpoint, suite, mode, attemptsPerTask: sweep.attemptsPerTask, arraySize: 2, tasks };
             await ports.blobs.put(shardKey, encoder.encode(JSON.stringify(spec)));
-            shards.push({ shardId, shardKey, checkpoint, suite, mode: mode as ShardRef['mode'], arraySize: 2 });
+            shards.push({ shardId, shardKey, checkpoint, suite, mode: mode as ShardRef['mode'], arraySize: 2, gpus: 1 });
           }
         }
       }

@@ -2,8 +2,10 @@
  * A local sweep runtime with the registry's real steps (`sweepStepHandlers`) in its own process, for the crash test:
  * opens the local ports, jobs (the registry tests' scripted rollout job) and workflows on argv[2], starts the sweep
  * argv[4] (JSON body of `POST /v1/sweeps`) with the settings argv[3] through `startSweep`, prints `started`, and runs
- * until killed.
+ * until killed. An optional argv[5] names a JSON file with the definition to run instead of the local rendering (the
+ * synthesized one, `synthesized-local-sweep.ts`).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalJobs } from '../../../lib/drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../../../lib/drivers/local/local-ports.ts';
@@ -19,7 +21,12 @@ import type { SweepSteps } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 export const SCRIPTED_ROLLOUT_JOB = 'test/sweeps/support/scripted-rollout-job.ts';
 
 /** The runtime pieces, as the runner and the test's own resumed runtime open them. */
-export function openRegistrySweepRuntime(dataDir: string, settings: SweepSettings, wrapSteps: (steps: SweepSteps) => SweepSteps = (steps) => steps) {
+export function openRegistrySweepRuntime(
+  dataDir: string,
+  settings: SweepSettings,
+  wrapSteps: (steps: SweepSteps) => SweepSteps = (steps) => steps,
+  options: { definition?: object } = {},
+) {
   const ports = openLocalPorts(dataDir);
   const jobs = new LocalJobs({
     dataDir,
@@ -32,7 +39,7 @@ export function openRegistrySweepRuntime(dataDir: string, settings: SweepSetting
   const steps = wrapSteps(sweepStepHandlers({ settings, notify: { log: () => {} } }));
   const workflows = new LocalWorkflows(
     openDatabase(join(dataDir, 'workflows.sqlite')),
-    { [SWEEP_WORKFLOW]: localSweepWorkflow({ steps, ports, jobs, pollMs: 50 }) },
+    { [SWEEP_WORKFLOW]: { ...localSweepWorkflow({ steps, ports, jobs, pollMs: 50 }), ...(options.definition ? { definition: options.definition } : {}) } },
     { retryPauseOverrides: { SubmitShardJob: 0, AggregateShard: 0, RecordShardFailure: 0 }, heartbeatMs: 500 },
   );
   return {
@@ -48,9 +55,10 @@ export function openRegistrySweepRuntime(dataDir: string, settings: SweepSetting
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
-  const [dataDir, settingsJson, bodyJson] = process.argv.slice(2) as [string, string, string];
+  const [dataDir, settingsJson, bodyJson, definitionFile] = process.argv.slice(2) as [string, string, string, string | undefined];
   const settings = JSON.parse(settingsJson) as SweepSettings;
-  const runtime = openRegistrySweepRuntime(dataDir, settings);
+  const definition = definitionFile ? (JSON.parse(readFileSync(definitionFile, 'utf8')) as object) : undefined;
+  const runtime = openRegistrySweepRuntime(dataDir, settings, undefined, definition ? { definition } : {});
   const started = await startSweep(runtime.ports, JSON.parse(bodyJson), settings);
   process.stdout.write(`started ${started.executionId}\n`);
   setInterval(() => {}, 1 << 30);

@@ -1,0 +1,40 @@
+import * as events from 'aws-cdk-lib/aws-events';
+
+/** What one rule tells people: EventBridge placeholders (`EventField.fromPath`) may appear in any string. */
+export interface ChatNotification {
+  /** One line, e.g. `Suite forge-py v2 is saturated`. */
+  title: string;
+  /** A sentence or two: what happened, with the numbers. */
+  description: string;
+  /** What someone should do about it. */
+  nextSteps?: string[];
+  /** Notices with the same thread id are grouped in one Slack thread (a sweep id, a suite id). */
+  threadId?: string;
+}
+
+/**
+ * The input an EventBridge rule hands the alarm topic: a custom notification of AWS Chatbot (Amazon Q Developer in
+ * chat applications), `{ version: '1.0', source: 'custom', content: { title, description, nextSteps } }`.
+ *
+ * Why this shape and not a plain sentence: Chatbot forwards to Slack only SNS messages in a format it knows (CloudWatch
+ * alarms, EventBridge events, custom notifications) and drops plain text, so a rule's message in any other shape would
+ * never reach the channel the stage's `notifications.slack` configures. E-mail subscribers get the same short JSON.
+ *
+ * Placeholders inside these strings are filled in as they are: keep them to ids, numbers and AWS's own reason text
+ * (no double quotes), or the message would no longer be JSON.
+ *
+ * @example
+ * chatNotification({ title: `Sweep ${events.EventField.fromPath('$.detail.sweepId')} failed`, description: '…' })
+ */
+export function chatNotification(notice: ChatNotification): events.RuleTargetInput {
+  return events.RuleTargetInput.fromObject({
+    version: '1.0',
+    source: 'custom',
+    content: {
+      title: notice.title,
+      description: notice.description,
+      ...(notice.nextSteps?.length ? { nextSteps: notice.nextSteps } : {}),
+    },
+    ...(notice.threadId ? { metadata: { threadId: notice.threadId } } : {}),
+  });
+}

@@ -1,0 +1,52 @@
+import { FlywheelError } from '../errors.ts';
+import type { Ports } from '../ports/ports.ts';
+import { getSuite } from './get-suite.ts';
+import { parseInput } from './parse-input.ts';
+import { registryKeys } from './record-keys.ts';
+import { RetireSuiteInput, type Suite } from './schemas.ts';
+
+/** Published when a suite is retired (EventBridge detail-type), with a stable id per suite version. */
+export const SUITE_RETIRED = 'suite.retired';
+
+/** A newer version of the suite was registered while it was being retired (409): look at it and retire that one. */
+export class SuiteVersionConflictError extends FlywheelError {
+  constructor(id: string, version: number) {
+    super('ConflictError', `Suite ${id} moved past version ${version} while it was being retired; read it again and retire the new version if you mean to`);
+  }
+}
+
+/**
+ * Retires a suite: status `retired`, `retiredAt` now, the reason (and who, when given). Sweeps then leave it out of
+ * their default selection and refuse it when named (`lib/sweeps/resolve-sweep-selection.ts`); its results and
+ * best-score series stay readable. An active or a saturated suite may be retired (the saturation alert proposes it).
+ *
+ * Idempotent: retiring a retired suite changes nothing (`changed: false`, the first time and reason kept) and
+ * publishes `suite.retired` again under the same event id, so an event lost to a crash after the write is not lost
+ * for good. Registering a higher version of the suite starts a new, active life (`registerSuite`).
+ *
+ * @example
+ * const { suite } = await retireSuite(ports, 'forge-py', { reason: 'saturated: ck-7 at 93% strict', by: 'evals' });
+ */
+export async function retireSuite(ports: Pick<Ports, 'records' | 'events' | 'now'>, id: string, input: unknown): Promise<{ suite: Suite; changed: boolean }> {
+  const r = parseInput(RetireSuiteInput, input, 'retirement');
+  const current = await getSuite(ports.records, id);
+  let suite = current;
+  const changed = current.status !== 'retired';
+  if (changed) {
+    suite = { ...current, status: 'retired', retiredAt: ports.now().toISOString(), retiredReason: r.reason, ...(r.by ? { retiredBy: r.by } : {}) };
+    // Only over the version read: versions are integers, so `stored < v + ½` is `stored ≤ v` (never a newer version).
+    const { written } = await ports.records.put(
+      { ...registryKeys.suite(id), gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...suite },
+      { condition: { kind: 'absentOrOlder', field: 'version', value: current.version + 0.5 } },
+    );
+    if (!written) throw new SuiteVersionConflictError(id, current.version);
+  }
+  await ports.events.publish([
+    {
+      type: SUITE_RETIRED,
+      id: `${SUITE_RETIRED}:${id}:v${suite.version}`,
+      detail: { suite: id, version: suite.version, retiredAt: suite.retiredAt, reason: suite.retiredReason, ...(suite.retiredBy ? { by: suite.retiredBy } : {}) },
+    },
+  ]);
+  return { suite, changed };
+}

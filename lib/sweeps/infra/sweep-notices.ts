@@ -1,0 +1,72 @@
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { chatNotification } from '../../people/infra/chat-notification.ts';
+import { EVENT_SOURCE } from '../../ports/events.ts';
+import { SUITE_SATURATED } from '../check-saturation.ts';
+import { SWEEP_FINISHED } from '../notify-sweep.ts';
+
+export interface SweepNoticesProps {
+  bus: events.IEventBus;
+  alarmTopic: ITopic;
+}
+
+/**
+ * What the sweep steps publish on the Flywheel bus that someone has to act on, routed to the alarm topic (and so to
+ * its e-mail subscribers and the stage's Slack channel): `suite.saturated` (retire the suite or forge harder tasks)
+ * and `sweep.finished` whose status is anything but `succeeded` (some or all shards failed). Each rule turns the
+ * event's detail (see `checkSaturation` and `notifySweep`) into a short notice; the steps' own Slack webhook, when
+ * configured, says the same in more detail.
+ */
+export class SweepNotices extends Construct {
+  readonly onSaturated: events.Rule;
+  readonly onUnsuccessful: events.Rule;
+
+  constructor(scope: Construct, id: string, props: SweepNoticesProps) {
+    super(scope, id);
+    const field = (path: string) => events.EventField.fromPath(path);
+
+    this.onSaturated = new events.Rule(this, 'OnSuiteSaturated', {
+      description: 'A suite reached its saturation threshold: propose to retire it or forge harder tasks',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [SUITE_SATURATED] },
+    });
+    const suite = `${field('$.detail.suite')} v${field('$.detail.version')}`;
+    this.onSaturated.addTarget(
+      new targets.SnsTopic(props.alarmTopic, {
+        message: chatNotification({
+          title: `Suite ${suite} is saturated`,
+          description:
+            `Best strict score ${field('$.detail.score')} (${field('$.detail.checkpoint')}, sweep ${field('$.detail.sweepId')}) ` +
+            `reached the threshold ${field('$.detail.threshold')}: the suite no longer separates checkpoints. ` +
+            `Useful life ${field('$.detail.usefulLifeDays')} days.`,
+          nextSteps: [`Retire suite ${suite}`, `Or forge harder tasks for its next version`],
+          threadId: `suite-${field('$.detail.suite')}`,
+        }),
+      }),
+    );
+
+    this.onUnsuccessful = new events.Rule(this, 'OnSweepUnsuccessful', {
+      description: 'A sweep finished with failed shards (partial or failed): tell people',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [SWEEP_FINISHED], detail: { status: events.Match.anythingBut('succeeded') } },
+    });
+    const sweepId = field('$.detail.sweepId');
+    this.onUnsuccessful.addTarget(
+      new targets.SnsTopic(props.alarmTopic, {
+        message: chatNotification({
+          title: `Sweep ${sweepId} ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed`,
+          description:
+            `Sweep ${sweepId} finished ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed, ` +
+            `${field('$.detail.succeededShards')} succeeded; ${field('$.detail.regressions')} regression(s) against the incumbent.`,
+          nextSteps: [
+            `See the failed shards: flywheel sweep status ${sweepId} (FLYWHEEL_API_URL and FLYWHEEL_API_KEY of the stage set)`,
+            `Resume it, finished shards kept: flywheel sweep start --sweep-id ${sweepId}`,
+          ],
+          threadId: `sweep-${sweepId}`,
+        }),
+      }),
+    );
+  }
+}
