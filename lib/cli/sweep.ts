@@ -43,7 +43,7 @@ export function registerSweepCommands(program: Command): void {
     sweep
       .command('start')
       .description('start (or resume) a sweep; without selections: the newest checkpoint of each model on every active suite, both modes')
-      .option('--sweep-id <id>', 'the sweep id (default manual-<time>); an existing id resumes that sweep')
+      .option('--sweep-id <id>', 'the sweep id (default manual-<time>); an existing id resumes that sweep, and one that finished with failed shards retries them')
       .option('--checkpoint <id>', 'a checkpoint to sweep (repeatable)', collect, [])
       .option('--suite <id>', 'a suite to sweep (repeatable)', collect, [])
       .option('--mode <mode>', 'strict or lenient (repeatable; default both)', collect, [])

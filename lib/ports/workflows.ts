@@ -10,7 +10,7 @@
  * double-counting. Starting it again after it ended FAILED, TIMED_OUT or ABORTED resumes it: the answer is an
  * execution that runs again with the same input (on AWS a redrive of the same execution, or where Step Functions
  * can no longer redrive it a continuation `<name>.r2`; locally the same execution run again). Steps must therefore be
- * idempotent. A SUCCEEDED execution is returned as it is.
+ * idempotent. A SUCCEEDED execution is returned as it is, unless `again` asks to run it once more.
  *
  * @example
  * const { executionId } = await workflows.start('sweep', { name: 'sweep-2026-12-02', input: { sweepKey } });
@@ -33,12 +33,23 @@ export interface ExecutionDescription {
   stoppedAt?: number;
 }
 
+export interface StartOptions {
+  name: string;
+  input: unknown;
+  /**
+   * Run it again even if it SUCCEEDED (a sweep that ended with failed shards, asked to retry them): on AWS the next
+   * continuation `<name>.r<n>`, locally the same execution run again. Not idempotent by nature: a caller sets it only
+   * when the last end asks for it. A RUNNING execution is returned as ever.
+   */
+  again?: boolean;
+}
+
 export interface WorkflowsPort {
   /**
    * Starts `workflow` (a definition the deployment knows, e.g. `sweep`) with a small JSON input (keys, not bodies);
    * the same name and input again returns that execution, resumed if it ended unsuccessfully.
    */
-  start(workflow: string, options: { name: string; input: unknown }): Promise<{ executionId: string }>;
+  start(workflow: string, options: StartOptions): Promise<{ executionId: string }>;
   /** Throws `Flywheel.ExecutionNotFound` for an unknown id. */
   describe(executionId: string): Promise<ExecutionDescription>;
 }

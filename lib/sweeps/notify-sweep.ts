@@ -3,7 +3,7 @@ import { listSweepCells } from './list-suite-cells.ts';
 import { getSweep, putSweep } from './sweep-record.ts';
 import type { NotifyInput, SweepNotice, SweepStepPorts } from './workflow/sweep-steps.ts';
 
-/** Published when a sweep ends (EventBridge detail-type), id `sweep.finished:<sweepId>`. */
+/** Published when a sweep ends (EventBridge detail-type), id `sweep.finished:<sweepId>:<succeeded>-<failed>`. */
 export const SWEEP_FINISHED = 'sweep.finished';
 
 /**
@@ -20,7 +20,11 @@ export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, not
   const failed = input.shards.filter((s) => s.status === 'failed');
   const succeeded = input.shards.length - failed.length;
   const status: SweepNotice['status'] = failed.length === 0 ? 'succeeded' : succeeded === 0 ? 'failed' : 'partial';
-  await putSweep(ports.records, { ...sweep, status, finishedAt: sweep.finishedAt ?? ports.now().toISOString(), succeededShards: succeeded, failedShards: failed.length });
+  // A replay of the same end keeps its time; a retry of the failed shards that changed the outcome is a new end.
+  const sameEnd = sweep.finishedAt !== undefined && sweep.status === status && sweep.failedShards === failed.length && sweep.succeededShards === succeeded;
+  await putSweep(ports.records, { ...sweep, status, finishedAt: sameEnd ? sweep.finishedAt! : ports.now().toISOString(), succeededShards: succeeded, failedShards: failed.length });
+  // The same end publishes the same id (a replay is deduplicated); another end of a retried sweep is news.
+  const noticeId = `${SWEEP_FINISHED}:${sweep.sweepId}:${succeeded}-${failed.length}`;
   const cells = (await listSweepCells(ports.records, sweep.sweepId)).sort((a, b) => a.suite.localeCompare(b.suite) || a.checkpoint.localeCompare(b.checkpoint) || a.mode.localeCompare(b.mode));
   const lines = cells.map((c) => `• ${c.checkpoint} on ${c.suite} (${c.mode}): ${c.score === null ? 'not scored' : `${(c.score * 100).toFixed(1)}% [${(c.ci!.low * 100).toFixed(1)}–${(c.ci!.high * 100).toFixed(1)}], n=${c.n}`}`);
   if (failed.length > 0) lines.push(`Failed shards: ${failed.map((f) => `${f.shardId} (${f.error ?? 'error'})`).join(', ')}`);
@@ -29,13 +33,13 @@ export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, not
   await ports.events.publish([
     {
       type: SWEEP_FINISHED,
-      id: `${SWEEP_FINISHED}:${sweep.sweepId}`,
+      id: noticeId,
       detail: { sweepId: sweep.sweepId, status, succeededShards: succeeded, failedShards: failed.length, regressions: input.comparison.regressions, improvements: input.comparison.improvements, newlySaturated: input.saturation.newlySaturated },
     },
   ]);
   await notifyPeople(
     {
-      id: `${SWEEP_FINISHED}:${sweep.sweepId}`,
+      id: noticeId,
       severity: status === 'succeeded' && input.comparison.regressions === 0 ? 'info' : status === 'failed' ? 'alert' : 'warning',
       title: `Sweep ${sweep.sweepId} ${status}: ${succeeded}/${input.shards.length} shards`,
       text: lines.join('\n') || 'No results.',

@@ -34,7 +34,9 @@ export function defaultSweepId(trigger: SweepTrigger, at: Date): string {
  * machine with the sweep id as the execution name and the resolved ids as its input. Starting an id that exists again
  * resumes it: the input is rebuilt from the sweep record (or, before validate-sweep ran, read back from the
  * `SWEEP#<id>` / `EXECUTION` record written before the start), so the workflows port sees the same name and input
- * and returns (or re-runs) that execution rather than refusing it.
+ * and returns (or resumes) that execution rather than refusing it. Started by hand again after it finished with
+ * failed shards (`partial`, `failed`), the sweep runs again for those shards only; the rows are recomputed, so
+ * nothing is counted twice.
  *
  * @example
  * const { sweepId, executionId } = await startSweep({ ...ports, workflows }, { suites: ['smoke'], modes: ['strict'] }, settings);
@@ -83,7 +85,10 @@ export async function startSweep(
     const { written } = await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input }, { condition: { kind: 'absent' } });
     if (!written) input = ((await ports.records.get(execKey.pk, execKey.sk))!.input as SweepExecutionInput) ?? input;
   }
-  const { executionId } = await ports.workflows.start(SWEEP_WORKFLOW, { name: sweepId, input });
+  // Asked by hand to start a sweep that finished with failed shards: run it again to retry them (the finished ones
+  // are kept: plan-shards marks them done). A trigger delivered twice never does; it gets the sweep as it is.
+  const again = trigger === 'manual' && (existing?.status === 'partial' || existing?.status === 'failed');
+  const { executionId } = await ports.workflows.start(SWEEP_WORKFLOW, { name: sweepId, input, ...(again ? { again } : {}) });
   // Where the report finds the execution to describe, and what a second start of this id reuses.
   await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input, executionId, startedAt: now.toISOString() });
   return { sweepId, executionId, checkpoints: input.checkpoints!, suites: input.suites!, modes: input.modes! };

@@ -143,9 +143,10 @@ describe('StepFunctionsWorkflows', () => {
 /**
  * Step Functions' RedriveExecution in front of moto, which has none: a proxy on loopback that forwards every call to
  * moto, answers RedriveExecution itself (idempotent per client token, as Step Functions is) and makes DescribeExecution
- * say what Step Functions says of an aborted execution (REDRIVABLE; RUNNING again once redriven).
+ * say what Step Functions says of an aborted execution (REDRIVABLE; RUNNING again once redriven), and SUCCEEDED of
+ * the executions in `succeeded` (moto runs no definition, so none of its executions ever succeeds).
  */
-async function redriveFront(): Promise<{ url: string; redrives: Array<{ executionArn: string; clientToken: string }>; close: () => Promise<void> }> {
+async function redriveFront(succeeded: Set<string> = new Set()): Promise<{ url: string; redrives: Array<{ executionArn: string; clientToken: string }>; close: () => Promise<void> }> {
   const redrives: Array<{ executionArn: string; clientToken: string }> = [];
   const redriven = new Set<string>();
   const server = createServer(async (req, res) => {
@@ -163,6 +164,12 @@ async function redriveFront(): Promise<{ url: string; redrives: Array<{ executio
       redriven.add(request.executionArn);
       return reply(200, { redriveDate: Date.now() / 1000 });
     }
+    if (target === 'AWSStepFunctions.StartExecution') {
+      // A closed execution's name is taken (moto, whose executions never close, would start it idempotently).
+      const request = JSON.parse(body) as { stateMachineArn: string; name: string };
+      const arn = `${request.stateMachineArn.replace(':stateMachine:', ':execution:')}:${request.name}`;
+      if (succeeded.has(arn)) return reply(400, { __type: 'ExecutionAlreadyExists', message: `Execution Already Exists: '${arn}'` });
+    }
     // moto picks the service from the signature's credential scope: forward the headers as they came.
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length' && k !== 'connection').map(([k, v]) => [k, String(v)]));
     const upstream = await fetch(`${motoEndpoint()}${req.url ?? '/'}`, { method: 'POST', headers, body });
@@ -172,7 +179,8 @@ async function redriveFront(): Promise<{ url: string; redrives: Array<{ executio
       return res.end(text);
     }
     const described = JSON.parse(text) as { executionArn: string; status: string; redriveStatus?: string; redriveCount?: number };
-    if (redriven.has(described.executionArn)) Object.assign(described, { status: 'RUNNING', redriveCount: 1, redriveStatus: 'NOT_REDRIVABLE' });
+    if (succeeded.has(described.executionArn)) Object.assign(described, { status: 'SUCCEEDED', redriveStatus: 'NOT_REDRIVABLE' });
+    else if (redriven.has(described.executionArn)) Object.assign(described, { status: 'RUNNING', redriveCount: 1, redriveStatus: 'NOT_REDRIVABLE' });
     else if (described.status !== 'RUNNING' && described.status !== 'SUCCEEDED') Object.assign(described, { redriveStatus: 'REDRIVABLE', redriveCount: 0 });
     return reply(200, described);
   });
@@ -180,6 +188,42 @@ async function redriveFront(): Promise<{ url: string; redrives: Array<{ executio
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, redrives, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
+
+describe('again: a succeeded execution run once more', () => {
+  it('on AWS: a continuation after the last link; a running one is returned; a plain start answers the newest run', async () => {
+    const arn = await createMachine(echo);
+    const succeeded = new Set<string>();
+    const front = await redriveFront(succeeded);
+    try {
+      const client = new SFNClient({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
+      const workflows = new StepFunctionsWorkflows(client, { echo: arn });
+      const start = (again?: boolean) => workflows.start('echo', { name: 'again-1', input: { value: 1 }, ...(again ? { again } : {}) });
+      const { executionId } = await start();
+      expect(await start(true)).toEqual({ executionId }); // running: returned, again or not
+      succeeded.add(executionId);
+      expect(await start()).toEqual({ executionId });
+      expect(await start(true)).toEqual({ executionId: `${executionId}.r2` });
+      expect(await start(true)).toEqual({ executionId: `${executionId}.r2` }); // .r2 runs
+      succeeded.add(`${executionId}.r2`);
+      expect(await start()).toEqual({ executionId: `${executionId}.r2` }); // the newest run answers
+      expect(await start(true)).toEqual({ executionId: `${executionId}.r3` });
+      expect(front.redrives).toEqual([]);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('locally: the same execution, run again as a new generation; without again it is returned as it is', async () => {
+    const { workflows } = localWorkflows();
+    const { executionId } = await workflows.start('echo', { name: 'again-1', input: { value: 7 } });
+    expect(await workflows.waitFor(executionId)).toMatchObject({ status: 'SUCCEEDED', output: { echoed: 7 } });
+    expect(await workflows.start('echo', { name: 'again-1', input: { value: 7 } })).toEqual({ executionId });
+    expect(workflows.runs(executionId)).toBe(1);
+    expect(await workflows.start('echo', { name: 'again-1', input: { value: 7 }, again: true })).toEqual({ executionId });
+    expect(await workflows.waitFor(executionId)).toMatchObject({ status: 'SUCCEEDED', output: { echoed: 7 } });
+    expect(workflows.runs(executionId)).toBe(2);
+  });
+});
 
 describe('LocalWorkflows', () => {
   it('runs an execution to its end: SUCCEEDED with output, FAILED with error and cause, TIMED_OUT', async () => {

@@ -3,6 +3,7 @@
  * → the step handlers → shard array jobs as child processes of the local jobs driver (a scripted rollout job) →
  * `GET /v1/sweeps/{id}` and `GET /v1/results`.
  */
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
@@ -103,10 +104,11 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
     expect(refused.json.execution).toEqual({ executionId: 'exec:early-1', status: 'FAILED', error: 'Flywheel.ValidationError', cause: 'suite suite-0 was retired' });
   });
 
-  it('a failing shard is caught in its iteration and reported; the sweep is partial', async () => {
+  it('a failing shard is caught in its iteration and reported; started again by hand, only that shard is retried', async () => {
     fx = openSweepFixture({ settings: { shardMaxTasks: 2, tasksPerChild: 2 } });
     await fx.seed({ checkpoints: 1, suites: 1, tasks: 4 });
-    const wf = wire(fx, { FLYWHEEL_SCRIPTED_FAIL_SHARDS: 'c0-s0-strict-1' });
+    writeFileSync(join(fx.dir, 'scripted-fail-shards'), 'c0-s0-strict-1');
+    const wf = wire(fx, { FLYWHEEL_SCRIPTED_RATES: JSON.stringify({ 'ck-0': 0.3 }) });
     const started = await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'api-2', modes: ['strict'] } });
     const done = await wf.waitFor(started.json.executionId, { timeoutMs: 60_000 });
     expect(done.status).toBe('SUCCEEDED');
@@ -114,6 +116,29 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
     expect(report.sweep.status).toBe('partial');
     expect(report.failedShards).toEqual([expect.objectContaining({ shardId: 'c0-s0-strict-1', checkpoint: 'ck-0', suite: 'suite-0', mode: 'strict' })]);
     expect(report.results[0]).toMatchObject({ tasks: 4, n: 2, shardsAggregated: 1, shardsFailed: 1 });
+    const shardJobs = async () => (await jobs!.list({ category: 'evaluation' })).filter((j) => j.arraySize);
+    expect((await shardJobs()).map((j) => j.name).sort()).toEqual(['api-2-c0-s0-strict-0', 'api-2-c0-s0-strict-1', 'api-2-c0-s0-strict-1']);
+
+    // The fault is gone; the person who read the alert starts the sweep again.
+    rmSync(join(fx.dir, 'scripted-fail-shards'));
+    const again = await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'api-2', modes: ['strict'] } });
+    expect(again.status).toBe(202);
+    expect(again.json.executionId).toBe(started.json.executionId);
+    const retried = await wf.waitFor(again.json.executionId, { timeoutMs: 60_000 });
+    expect(retried.output).toEqual({ sweepId: 'api-2', status: 'succeeded', succeededShards: 2, failedShards: 0 });
+    const after = (await fx.request('GET', '/v1/sweeps/api-2')).json;
+    expect(after.sweep.status).toBe('succeeded');
+    expect(after.failedShards).toEqual([]);
+    // t000–t002 pass at rate 0.3: 3 of 4, each attempt once.
+    expect(after.results[0]).toMatchObject({ tasks: 4, n: 4, passes: 3, shardsAggregated: 2, shardsFailed: 0 });
+    // One new job, for the shard that had failed; the finished shard was kept.
+    const names = (await shardJobs()).map((j) => j.name).sort();
+    expect(names).toEqual(['api-2-c0-s0-strict-0', 'api-2-c0-s0-strict-1', 'api-2-c0-s0-strict-1', 'api-2-c0-s0-strict-1']);
+    // Finished now: a further start returns it and runs nothing.
+    await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'api-2', modes: ['strict'] } });
+    expect(wf.runs(started.json.executionId)).toBe(2);
+    const finished = fx.events.filter((e) => e.type === 'sweep.finished').map((e) => (e.detail as { status: string }).status);
+    expect(finished).toEqual(['partial', 'succeeded']);
   });
 });
 

@@ -15,7 +15,9 @@
  * - Not redrivable (too old, or an endpoint that does not report redrive status): a continuation execution named
  *   `<name>.r2` (then `.r3`, …; `.` never occurs in a sweep id, so a continuation cannot collide with another sweep)
  *   with the same input. The steps are idempotent, so it picks up what the earlier execution left.
- *   The chain is walked on every start, so a second start returns the running continuation.
+ *   The chain is walked to its last link on every start, so a second start returns the running continuation and
+ *   a plain start after a continuation answers the newest run. `again` (run a succeeded execution once more)
+ *   starts the link after the last one.
  *
  * @example
  * const workflows = StepFunctionsWorkflows.fromEnv(); // FLYWHEEL_STATE_MACHINE_SWEEP=arn:aws:states:…:stateMachine:…
@@ -34,7 +36,7 @@ import {
   type DescribeExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
 import { FlywheelError, NotFoundError, ValidationError } from '../../errors.ts';
-import type { ExecutionDescription, ExecutionStatus, WorkflowsPort } from '../../ports/workflows.ts';
+import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../workflow-errors.ts';
 
@@ -63,7 +65,7 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
     return new StepFunctionsWorkflows(client, machines);
   }
 
-  async start(workflow: string, options: { name: string; input: unknown }): Promise<{ executionId: string }> {
+  async start(workflow: string, options: StartOptions): Promise<{ executionId: string }> {
     const stateMachineArn = this.#stateMachines[workflow];
     if (!stateMachineArn) {
       throw new NotFoundError(`no workflow named ${workflow} (set ${stateMachineEnvName(workflow)}; known: ${Object.keys(this.#stateMachines).join(', ') || 'none'})`);
@@ -77,11 +79,15 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
       if (canonicalJson(existing.input) !== input) {
         throw new ExecutionAlreadyExistsError(`execution ${name} of ${workflow} exists with another input`);
       }
-      if (existing.status === 'RUNNING' || existing.status === 'SUCCEEDED') return { executionId: existing.executionArn };
-      if (existing.redriveStatus === 'REDRIVABLE' && (await this.#redrive(existing))) return { executionId: existing.executionArn };
-      // Ended unsuccessfully and not redrivable: the next link of the chain continues it.
+      if (existing.status === 'RUNNING') return { executionId: existing.executionArn };
+      // A later link exists: it holds the newer run, so the walk goes on to it.
+      if (run <= MAX_CONTINUATIONS && (await this.#exists(executionArnOf(stateMachineArn, continuationName(options.name, run + 1))))) continue;
+      // The last link. Succeeded: the answer, unless asked to run it again, which the next link does.
+      if (existing.status === 'SUCCEEDED' && !options.again) return { executionId: existing.executionArn };
+      if (existing.status !== 'SUCCEEDED' && existing.redriveStatus === 'REDRIVABLE' && (await this.#redrive(existing))) return { executionId: existing.executionArn };
+      // Ended unsuccessfully and not redrivable (or succeeded and asked again): the next link continues it.
     }
-    throw new FlywheelError('ResumeLimitExceeded', `execution ${options.name} of ${workflow} ended unsuccessfully ${MAX_CONTINUATIONS + 1} times; start it under a new name`);
+    throw new FlywheelError('ResumeLimitExceeded', `execution ${options.name} of ${workflow} has run ${MAX_CONTINUATIONS + 1} times (every continuation used); start it under a new name`);
   }
 
   /** StartExecution, or (the name is taken) what DescribeExecution says of the execution holding it. */
@@ -132,6 +138,16 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
       startedAt: out.startDate!.getTime(),
       ...(out.stopDate ? { stoppedAt: out.stopDate.getTime() } : {}),
     };
+  }
+
+  async #exists(executionArn: string): Promise<boolean> {
+    return this.#describeRaw(executionArn).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof ExecutionNotFoundError) return false;
+        throw error;
+      },
+    );
   }
 
   async #describeRaw(executionArn: string): Promise<DescribeExecutionCommandOutput> {

@@ -18,10 +18,11 @@
  * `Flywheel.ExecutionAlreadyExists` (as StartExecution does). A RUNNING execution whose runner is gone (the process
  * crashed or was stopped) is run again from the start when its name is started again or when `resumeInterrupted()` is
  * called; so is an execution that ended FAILED, TIMED_OUT or ABORTED when its name is started again (what a redrive
- * does on AWS). The steps are idempotent, and each Batch submission carries an idempotency token made of the
- * execution, the job name and the try number, so a job that already finished is not run again (one that succeeded
- * stays succeeded, one whose tries all failed stays failed, as a redrive keeps a caught iteration), and results are
- * never counted twice.
+ * does on AWS), and a SUCCEEDED one when the start asks `again`. The steps are idempotent, and each Batch submission
+ * carries an idempotency token made of the execution, its generation (how many times it was run again after an end),
+ * the job name and the try number: a run resumed after a crash finds the jobs its predecessor submitted, so a job
+ * that already finished is not run again; a run after an end submits afresh what the steps ask for (they keep the
+ * shards that finished), so a failed shard is tried again. Results are never counted twice.
  *
  * @example
  * const workflows = new LocalWorkflows(openDatabase('.flywheel/workflows.sqlite'), { sweep: spec });
@@ -35,7 +36,7 @@ import { NotFoundError, ValidationError } from '../../errors.ts';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../workflow-errors.ts';
 import { waitForJob } from '../../compute/wait-for-job.ts';
 import { COMPUTE_CATEGORIES, type ComputeCategory, type ComputePool, type JobDescription, type JobsPort } from '../../ports/jobs.ts';
-import type { ExecutionDescription, ExecutionStatus, WorkflowsPort } from '../../ports/workflows.ts';
+import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { aslSubsetViolations } from './asl-subset.ts';
 import { StatementCache } from './sqlite-database.ts';
@@ -99,6 +100,7 @@ CREATE TABLE IF NOT EXISTS workflow_executions (
   owner TEXT,
   heartbeat_at INTEGER,
   runs INTEGER NOT NULL DEFAULT 1,
+  generation INTEGER NOT NULL DEFAULT 0,
   UNIQUE (workflow, name)
 );
 CREATE TABLE IF NOT EXISTS workflow_events (
@@ -128,6 +130,8 @@ interface ExecutionRow {
   owner: string | null;
   heartbeat_at: number | null;
   runs: number;
+  /** Runs after an end (0 for the first; a resume after a crash keeps it): part of each Batch idempotency token. */
+  generation: number;
 }
 
 /** Step Functions' largest state payload: a bigger Lambda answer fails the state as on AWS. */
@@ -172,6 +176,9 @@ export class LocalWorkflows implements WorkflowsPort {
     this.#now = options.now ?? (() => new Date());
     this.#heartbeatMs = options.heartbeatMs ?? 5000;
     db.exec(SCHEMA);
+    // Folders made before `generation` existed get the column (every run so far was generation 0).
+    const columns = db.prepare(`PRAGMA table_info(workflow_executions)`).all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'generation')) db.exec(`ALTER TABLE workflow_executions ADD COLUMN generation INTEGER NOT NULL DEFAULT 0`);
     this.#sql = new StatementCache(db);
     for (const [workflow, spec] of Object.entries(specs)) {
       // Validates the definition once, as CreateStateMachine would (the runs themselves skip validation), and holds
@@ -190,7 +197,7 @@ export class LocalWorkflows implements WorkflowsPort {
     return `arn:aws:states:local:000000000000:execution:${workflow}:${name}`;
   }
 
-  async start(workflow: string, options: { name: string; input: unknown }): Promise<{ executionId: string }> {
+  async start(workflow: string, options: StartOptions): Promise<{ executionId: string }> {
     if (this.#closed) throw new Error('LocalWorkflows is closed');
     if (!this.#specs[workflow]) throw new NotFoundError(`no workflow named ${workflow} (known: ${Object.keys(this.#specs).join(', ')})`);
     if (!NAME_PATTERN.test(options.name)) {
@@ -215,7 +222,7 @@ export class LocalWorkflows implements WorkflowsPort {
       throw new ExecutionAlreadyExistsError(`execution ${options.name} of ${workflow} exists with another input`);
     }
     if (row.status === 'RUNNING' && this.#orphaned(row)) this.#adopt(row);
-    else if (row.status === 'FAILED' || row.status === 'TIMED_OUT' || row.status === 'ABORTED') this.#rerun(row);
+    else if (row.status === 'FAILED' || row.status === 'TIMED_OUT' || row.status === 'ABORTED' || (row.status === 'SUCCEEDED' && options.again)) this.#rerun(row);
     return { executionId };
   }
 
@@ -331,12 +338,16 @@ export class LocalWorkflows implements WorkflowsPort {
     return true;
   }
 
-  /** Runs an execution that ended unsuccessfully again (compare-and-set on its status: two starts rerun it once). */
+  /**
+   * Runs an execution that ended again (compare-and-set on its status: two starts rerun it once), as a new
+   * generation: its Batch submissions get new idempotency tokens, so a shard whose job failed is tried again (the
+   * steps keep the shards that finished: plan-shards marks them done).
+   */
   #rerun(row: ExecutionRow): void {
     const taken = this.#sql
       .get(
         `UPDATE workflow_executions SET status = 'RUNNING', output = NULL, error = NULL, cause = NULL, stopped_at = NULL,
-           owner = ?, heartbeat_at = ?, runs = runs + 1
+           owner = ?, heartbeat_at = ?, runs = runs + 1, generation = generation + 1
          WHERE execution_id = ? AND status = ?`,
       )
       .run(this.#owner, this.#now().getTime(), row.execution_id, row.status);
@@ -357,7 +368,9 @@ export class LocalWorkflows implements WorkflowsPort {
     const batchTries = new Map<string, number>();
     // Stops the handlers' own waits (a `.sync` poll) when the run is stopped: the library's abort only stops the states.
     const stopped = new AbortController();
-    const handlers = this.#handlers(spec, executionId, batchTries, stopped.signal);
+    // Tokens name the execution and its generation (the first keeps the plain id, as folders made before it have).
+    const tokenScope = row.generation > 0 ? `${executionId}~g${row.generation}` : executionId;
+    const handlers = this.#handlers(spec, tokenScope, batchTries, stopped.signal);
     const machine = new StateMachine(spec.definition as StateMachineDefinition, { validationOptions: { noValidate: true } });
     const execution = machine.run(input, {
       overrides: {
@@ -421,7 +434,7 @@ export class LocalWorkflows implements WorkflowsPort {
   }
 
   /** One local handler per Task state of the definition (Map iterations included), by state name. */
-  #handlers(spec: LocalWorkflowSpec, executionId: string, batchTries: Map<string, number>, signal: AbortSignal): Record<string, (input: never) => Promise<never>> {
+  #handlers(spec: LocalWorkflowSpec, tokenScope: string, batchTries: Map<string, number>, signal: AbortSignal): Record<string, (input: never) => Promise<never>> {
     const handlers: Record<string, (input: never) => Promise<never>> = {};
     for (const [name, state] of taskStates(spec.definition as AslLike)) {
       const resource = String(state.Resource);
@@ -438,7 +451,7 @@ export class LocalWorkflows implements WorkflowsPort {
         }) as never;
       } else if (resource === 'arn:aws:states:::batch:submitJob.sync' || resource === 'arn:aws:states:::batch:submitJob') {
         const sync = resource.endsWith('.sync');
-        handlers[name] = ((parameters: BatchSubmitParameters) => this.#submitBatch(spec, executionId, batchTries, parameters, sync, signal)) as never;
+        handlers[name] = ((parameters: BatchSubmitParameters) => this.#submitBatch(spec, tokenScope, batchTries, parameters, sync, signal)) as never;
       } else {
         throw new Error(`state ${name}: resource ${resource} has no local handler (the subset is Lambda invoke and Batch submitJob)`);
       }
@@ -448,7 +461,7 @@ export class LocalWorkflows implements WorkflowsPort {
 
   async #submitBatch(
     spec: LocalWorkflowSpec,
-    executionId: string,
+    tokenScope: string,
     batchTries: Map<string, number>,
     parameters: BatchSubmitParameters,
     sync: boolean,
@@ -482,7 +495,7 @@ export class LocalWorkflows implements WorkflowsPort {
         ...(parameters.Timeout?.AttemptDurationSeconds ? { timeoutSeconds: parameters.Timeout.AttemptDurationSeconds } : {}),
         ...(parameters.RetryStrategy?.Attempts ? { retries: parameters.RetryStrategy.Attempts - 1 } : {}),
         ...(parameters.SchedulingPriorityOverride !== undefined ? { schedulingPriority: parameters.SchedulingPriorityOverride } : {}),
-        idempotencyToken: `${executionId}/${parameters.JobName}/${tryNumber}`,
+        idempotencyToken: `${tokenScope}/${parameters.JobName}/${tryNumber}`,
       }));
     } catch (error) {
       const name = (error as Error).name;

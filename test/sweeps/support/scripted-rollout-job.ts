@@ -4,8 +4,11 @@
  * local data folder (`FLYWHEEL_DATA_DIR`), takes its child's slice (`AWS_BATCH_JOB_ARRAY_INDEX`), reads each task blob
  * and writes the attempt records the harness would under `<runId>.shard-<index>`, each passing at the rate
  * `FLYWHEEL_SCRIPTED_RATES` gives its checkpoint (JSON map, default 0.5). Shards named in
- * `FLYWHEEL_SCRIPTED_FAIL_SHARDS` (comma list) exit 1, as the real job does when the infrastructure breaks.
+ * `FLYWHEEL_SCRIPTED_FAIL_SHARDS` (comma list), or in the file `scripted-fail-shards` of the data folder while it
+ * exists (a fault a test can lift), exit 1, as the real job does when the infrastructure breaks.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { openLocalPorts } from '../../../lib/drivers/local/local-ports.ts';
 import { readShardSpec } from '../../../lib/sweeps/shard-spec.ts';
 import { rateScript, scriptedChildAttempts } from './scripted-rollout.ts';
@@ -14,7 +17,9 @@ const env = process.env;
 const ports = openLocalPorts(env.FLYWHEEL_DATA_DIR!);
 try {
   const spec = await readShardSpec(ports.blobs, env.FLYWHEEL_SHARD_KEY!);
-  if ((env.FLYWHEEL_SCRIPTED_FAIL_SHARDS ?? '').split(',').includes(spec.shardId)) {
+  const faultFile = join(env.FLYWHEEL_DATA_DIR!, 'scripted-fail-shards');
+  const failing = [...(env.FLYWHEEL_SCRIPTED_FAIL_SHARDS ?? '').split(','), ...(existsSync(faultFile) ? readFileSync(faultFile, 'utf8').trim().split(',') : [])];
+  if (failing.includes(spec.shardId)) {
     process.stderr.write(`scripted failure of shard ${spec.shardId}\n`);
     process.exitCode = 1;
   } else {
