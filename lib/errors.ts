@@ -26,6 +26,13 @@ export class TransientError extends FlywheelError {
   }
 }
 
+/** The request lost a race with another writer (409): read again, then decide. */
+export class ConflictError extends FlywheelError {
+  constructor(message: string) {
+    super('ConflictError', message);
+  }
+}
+
 /** Something referenced does not exist. */
 export class NotFoundError extends FlywheelError {
   constructor(message: string) {

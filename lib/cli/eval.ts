@@ -12,6 +12,7 @@ import { adaptiveConcurrency } from '../models/adaptive-concurrency.ts';
 import { createModel } from '../models/create-model.ts';
 import { table } from './feedback.ts';
 import { dataDirFrom } from './target.ts';
+import { formatPercent } from '../format-percent.ts';
 
 interface EvalRunFlags {
   suite: string;
@@ -33,9 +34,7 @@ function positiveInt(value: string, flag: string): number {
   return n;
 }
 
-function pct(v: number | null): string {
-  return v === null ? '-' : `${(v * 100).toFixed(1)}%`;
-}
+const pct = (v: number | null) => formatPercent(v, '-');
 
 /** One progress line per attempt event, e.g. `[3/10] calc/add #1 passed (4.2 s, 1,234 tokens)`. */
 export function progressLine(event: EvalProgress): string {

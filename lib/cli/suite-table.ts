@@ -4,10 +4,11 @@
  */
 import type { Suite, SuiteDetail } from '../registry/schemas.ts';
 import { table } from './feedback.ts';
+import { formatPercent } from '../format-percent.ts';
 
 type SuiteRow = Omit<Suite, 'taskIds'>;
 
-const pct = (x: number | undefined) => (x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
+const pct = (x: number | undefined) => formatPercent(x);
 
 /**
  * One row per suite: id, version, visibility, status, tasks, owner, created, best strict score (and by whom),

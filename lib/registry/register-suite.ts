@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ValidationError } from '../errors.ts';
+import { ConflictError, ValidationError } from '../errors.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
 import type { Ports } from '../ports/ports.ts';
 import { parseInput } from './parse-input.ts';
@@ -64,6 +64,9 @@ export async function registerSuite(
     if (written) return { suite, created: true, ...(before && before.version < version ? { previousVersion: before.version } : {}) };
     const stored = (await findSuite(ports.records, s.id))!;
     if (s.version === undefined && attempt < AUTO_VERSION_TRIES) continue; // a concurrent registration took this version
+    if (s.version === undefined && !CONTENT_FIELDS.every((f) => isDeepStrictEqual(stored[f], suite[f]))) {
+      throw new ConflictError(`suite ${s.id} is being registered by others at the same time (now version ${stored.version}); retry`);
+    }
     if (stored.version > version) {
       throw new ValidationError(`Invalid suite: ${s.id} is at version ${stored.version}; register a higher version than that (or omit version)`, [{ path: 'version', message: `must be > ${stored.version}` }]);
     }

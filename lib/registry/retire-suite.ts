@@ -1,4 +1,4 @@
-import { FlywheelError } from '../errors.ts';
+import { ConflictError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { getSuite } from './get-suite.ts';
 import { parseInput } from './parse-input.ts';
@@ -9,9 +9,9 @@ import { RetireSuiteInput, type Suite } from './schemas.ts';
 export const SUITE_RETIRED = 'suite.retired';
 
 /** A newer version of the suite was registered while it was being retired (409): look at it and retire that one. */
-export class SuiteVersionConflictError extends FlywheelError {
+export class SuiteVersionConflictError extends ConflictError {
   constructor(id: string, version: number) {
-    super('ConflictError', `Suite ${id} moved past version ${version} while it was being retired; read it again and retire the new version if you mean to`);
+    super(`Suite ${id} moved past version ${version} while it was being retired; read it again and retire the new version if you mean to`);
   }
 }
 

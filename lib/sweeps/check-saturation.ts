@@ -6,6 +6,7 @@ import type { Suite } from '../registry/schemas.ts';
 import { listSweepCells } from './list-suite-cells.ts';
 import { getSweep } from './sweep-record.ts';
 import type { SaturationCheck, SweepIdInput, SweepStepPorts } from './workflow/sweep-steps.ts';
+import { formatPercent } from '../format-percent.ts';
 
 /** Published when a suite is marked saturated (EventBridge detail-type), with a stable id per suite version. */
 export const SUITE_SATURATED = 'suite.saturated';
@@ -53,6 +54,9 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
     const alreadyMine = suite.status === 'saturated' && (suite as { saturatedBySweep?: string }).saturatedBySweep === sweep.sweepId;
     if (alreadyMine) newlySaturated.push(ref.id);
     else if (suite.status === 'active' && point.score >= threshold) {
+      // Retired (or re-versioned) since it was read: its owner decided already; no alert about the old version.
+      const fresh = await getSuite(ports.records, ref.id);
+      if (fresh.status !== 'active' || fresh.version !== ref.version) continue;
       const saturatedAt = ports.now().toISOString();
       const usefulLifeDays = Math.round(((Date.parse(saturatedAt) - Date.parse(suite.createdAt)) / DAY_MS) * 100) / 100;
       const detail = { suite: ref.id, version: ref.version, score: point.score, threshold, checkpoint: best.checkpoint, sweepId: sweep.sweepId, createdAt: suite.createdAt, saturatedAt, usefulLifeDays };
@@ -84,6 +88,4 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
   return { newlySaturated, threshold: options.settings.saturationThreshold };
 }
 
-function pct(x: number): string {
-  return `${(x * 100).toFixed(1)}%`;
-}
+const pct = formatPercent;

@@ -49,10 +49,10 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
         requestedAt: request.requestedAt,
         ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
         checkpoints: request.checkpoints ?? [],
-        // Versions are resolved by validate-sweep; until then 0 means "not resolved yet".
-        suites: (request.suites ?? []).map((id) => ({ id, version: 0 })),
+        // Versions are resolved by validate-sweep: none yet.
+        suites: (request.suites ?? []).map((id) => ({ id })),
         modes: request.modes ?? [],
-        attemptsPerTask: request.attemptsPerTask ?? 0,
+        ...(request.attemptsPerTask !== undefined ? { attemptsPerTask: request.attemptsPerTask } : {}),
       },
       ...(execution ? { execution } : {}),
       failedShards: [],

@@ -1,6 +1,7 @@
 import type { SweepReport } from './schemas.ts';
+import { formatPercent } from '../format-percent.ts';
 
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
+const pct = formatPercent;
 
 /** `62.0% [48.1–74.2] n=50`, or `—`. */
 function scoreCell(r: SweepReport['results'][number] | undefined): string {
@@ -35,7 +36,7 @@ export function formatReportTable(report: SweepReport): string {
   const s = report.sweep;
   let out = `sweep ${s.sweepId}: ${s.status} (${s.trigger}, requested ${s.requestedAt})`;
   out += s.shardCount !== undefined ? `, shards ${s.succeededShards ?? '?'}/${s.shardCount} succeeded` : '';
-  out += `, ${s.attemptsPerTask} attempt(s) per task\n\n`;
+  out += s.attemptsPerTask !== undefined ? `, ${s.attemptsPerTask} attempt(s) per task\n\n` : '\n\n';
   out += line(header) + line(widths.map((w) => '-'.repeat(w)));
   for (const r of rows) out += line(r);
   if (report.failedShards.length > 0) out += `\nfailed shards: ${report.failedShards.map((f) => `${f.shardId} (${f.checkpoint} ${f.suite} ${f.mode}: ${f.error}${f.reason ? `: ${f.reason}` : ''})`).join(', ')}\n`;

@@ -9,11 +9,14 @@ import { HarnessModeSchema, IntervalSchema, RegistryId, ResultView } from '../re
 
 extendZodWithOpenApi(z);
 
-const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
-/** A sweep id is also the Step Functions execution name (80 characters, no spaces or `#`). */
+/**
+ * A sweep id is also the Step Functions execution name (80 characters, no spaces or `#`), and its continuations
+ * `<id>.r2` … `<id>.r21` must fit too: 80 − 4 = 76.
+ */
+const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,75}$/;
 export const SweepId = z
   .string()
-  .regex(SWEEP_ID, 'letters, digits, _ and - only, starting with a letter or digit, at most 80')
+  .regex(SWEEP_ID, 'letters, digits, _ and - only, starting with a letter or digit, at most 76')
   .openapi({ example: 'nightly-2026-12-02' });
 
 const selection = {
@@ -95,9 +98,9 @@ export const SweepReportView = z
       requestedAt: z.string(),
       requestedBy: z.string().optional(),
       checkpoints: z.array(z.string()),
-      suites: z.array(z.object({ id: z.string(), version: z.number().int() })),
+      suites: z.array(z.object({ id: z.string(), version: z.number().int().optional().openapi({ description: 'Absent until validate-sweep resolved it (`requested`).' }) })),
       modes: z.array(HarnessModeSchema),
-      attemptsPerTask: z.number().int(),
+      attemptsPerTask: z.number().int().optional().openapi({ description: 'Absent when the request left it to the stage and it is not validated yet.' }),
       shardCount: z.number().int().optional(),
       succeededShards: z.number().int().optional(),
       failedShards: z.number().int().optional(),

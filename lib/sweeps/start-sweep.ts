@@ -68,7 +68,9 @@ export async function startSweep(
       ...(existing.requestedBy ? { requestedBy: existing.requestedBy } : {}),
     };
   } else if (pending) {
-    // Started before but not validated yet (a trigger delivered twice, a client retry): the very same input.
+    // Started before but not validated yet (a trigger delivered twice, a client retry): the very same input, checked
+    // again, so a selection that went bad since (a suite retired) is a 400 here rather than a refused run again.
+    await resolveSweepSelection(ports.records, { checkpoints: pending.checkpoints, suites: pending.suites, modes: pending.modes, attemptsPerTask: pending.attemptsPerTask }, settings);
     input = pending;
   } else {
     const sel = await resolveSweepSelection(ports.records, req, settings);

@@ -96,7 +96,7 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
     expect(started.status).toBe(202);
     const early = await fx.request('GET', '/v1/sweeps/early-1');
     expect(early.status).toBe(200);
-    expect(early.json.sweep).toMatchObject({ sweepId: 'early-1', status: 'requested', trigger: 'manual', checkpoints: ['ck-0'], suites: [{ id: 'suite-0', version: 0 }], modes: ['strict'] });
+    expect(early.json.sweep).toMatchObject({ sweepId: 'early-1', status: 'requested', trigger: 'manual', checkpoints: ['ck-0'], suites: [{ id: 'suite-0' }], modes: ['strict'] });
     expect(early.json.execution).toEqual({ executionId: 'exec:early-1', status: 'RUNNING' });
     expect(early.json.results).toEqual([]);
     ended = true;

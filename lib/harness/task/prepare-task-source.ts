@@ -17,7 +17,7 @@ import { dirname, isAbsolute, join, normalize, resolve } from 'node:path';
 import type { BlobsPort } from '../../ports/blobs.ts';
 import { ValidationError } from '../../errors.ts';
 import { git } from '../git/run-git.ts';
-import { extractTarball, tarballProblem } from './extract-tarball.ts';
+import { extractTarball, UnsafeTarballError } from './extract-tarball.ts';
 import type { Task } from './task-schema.ts';
 
 
@@ -105,12 +105,12 @@ async function fetchBlob(task: Task & { repo: { kind: 'blob' } }, cacheDir: stri
     const file = `${tmp}.tar`;
     await writeFile(file, bytes);
     try {
-      const problem = await tarballProblem(file);
-      if (problem) throw new TaskSourceError(task, 'repo.key', problem.startsWith('not a tarball') ? `blob ${key} is ${problem}` : problem);
       const root = join(tmp, 'root');
       await mkdir(root);
-      await extractTarball(file, root).catch((error: Error) => {
-        throw new TaskSourceError(task, 'repo.key', `extracting blob ${key} failed: ${error.message}`);
+      await extractTarball(file, root).catch((error: unknown) => {
+        if (!(error instanceof UnsafeTarballError)) throw error;
+        const message = error.reason === 'unreadable' ? `blob ${key} is ${error.message}` : error.reason === 'extract' ? `blob ${key}: ${error.message}` : error.message;
+        throw new TaskSourceError(task, 'repo.key', message);
       });
     } finally {
       await rm(file, { force: true });

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { toFieldIssues } from '../../api/issues.ts';
-import { FlywheelError, NotFoundError, ValidationError } from '../../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { parseTask, RepoSourceSchema, type Task } from '../../harness/task/task-schema.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
@@ -40,12 +40,6 @@ export const ApproveRequest = z.strictObject({
   /** Where the agent works; default the source signals' `context.repo` + `context.commit` (a git repository). */
   repo: RepoSourceSchema.optional(),
 });
-
-class DraftConflictError extends FlywheelError {
-  constructor(message: string) {
-    super('ConflictError', message);
-  }
-}
 
 function tool() {
   return {
@@ -158,7 +152,7 @@ export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id
   if (!r.success) throw new ValidationError('Invalid approval', toFieldIssues(r.error.issues));
   const item = await ports.records.get(modeKeys.draft(id).pk, 'DRAFT');
   if (!item) throw new NotFoundError(`No eval draft ${id}`);
-  if (item.status !== 'pending') throw new DraftConflictError(`Eval draft ${id} is already ${String(item.status)}`);
+  if (item.status !== 'pending') throw new ConflictError(`Eval draft ${id} is already ${String(item.status)}`);
   const repo = r.data.repo ?? item.repo;
   if (!repo) throw new ValidationError('The draft names no repository: give one in `repo`', [{ path: 'repo', message: 'required' }]);
   const approvedAt = ports.now().toISOString();

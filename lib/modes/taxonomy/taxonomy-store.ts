@@ -6,7 +6,7 @@
  * Writes are conditional (`absent`), so two concurrent revisions of the same parent cannot both become version n+1:
  * the loser gets a `Flywheel.ConflictError` and can reload and retry.
  */
-import { FlywheelError, NotFoundError } from '../../errors.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { RecordsPort } from '../../ports/records.ts';
 import { defaultTaxonomy, parseTaxonomy, reviseTaxonomy, type Taxonomy, type TaxonomyChanges } from './taxonomy.ts';
 
@@ -18,9 +18,9 @@ export function taxonomySortKey(version: number): string {
 }
 
 /** A second writer already stored this version. */
-export class TaxonomyConflictError extends FlywheelError {
+export class TaxonomyConflictError extends ConflictError {
   constructor(version: number) {
-    super('ConflictError', `taxonomy version ${version} already exists; reload the latest version and revise again`);
+    super(`taxonomy version ${version} already exists; reload the latest version and revise again`);
   }
 }
 

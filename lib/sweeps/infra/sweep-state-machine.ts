@@ -43,8 +43,8 @@ const STEP_TIMEOUT_SECONDS: Record<SweepStepName, number> = {
  * (`functions/sweeps/<step>.ts`), logs of every event to CloudWatch and X-Ray tracing.
  *
  * The role can invoke the seven step functions; submit to the one queue with the one job definition; describe and
- * terminate jobs and manage the rule Step Functions uses to wait on Batch (`.sync`); and start, describe and stop the
- * child executions of its own Distributed Map.
+ * terminate jobs and manage the rule Step Functions uses to wait on Batch (`.sync`); and start, describe, stop and
+ * redrive the child executions of its own Distributed Map.
  *
  * Why an ASL document rather than CDK's state classes (`LambdaInvoke`, `Map`, and a `CustomState` for the Batch task,
  * since `BatchSubmitJob` cannot set a ShareIdentifier): the local runtime must run the very definition deployed, and
@@ -117,7 +117,11 @@ export class SweepStateMachine extends Construct {
     const ownArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: this.stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [ownArn] }));
     const childExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [childExecutions] }));
+    // A Distributed Map's child executions are named `<machine>/<map run label>:<id>`: describe and stop them, and
+    // redrive them when a redrive of the parent (a re-run of the sweep id) redrives a failed Map Run.
+    const mapRunExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [childExecutions, mapRunExecutions] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:RedriveExecution'], resources: [mapRunExecutions] }));
 
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: this.stateMachineName,
@@ -146,6 +150,11 @@ export class SweepStateMachine extends Construct {
           id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, childExecutions)}]`,
           reason:
             'The Distributed Map starts child executions whose names Step Functions chooses: describe and stop are granted on the executions of this one state machine.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, mapRunExecutions)}]`,
+          reason:
+            "A Distributed Map's child executions (<machine>/<map run label>:<id>, named by Step Functions): describe, stop and redrive are granted on the map runs of this one state machine.",
         },
       );
     }

@@ -1,6 +1,6 @@
 /**
  * The rollout image's checkpoint fetch over real files: a folder checkpoint (key with or without the trailing `/`,
- * nested files, folder markers skipped), a tarball unpacked, a tarball that would write outside refused before any
+ * nested files), a tarball unpacked, a tarball that would write outside refused before any
  * file is written, a plain file, and a missing artifact named in the error.
  */
 import { execFileSync } from 'node:child_process';
