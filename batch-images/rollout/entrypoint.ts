@@ -26,6 +26,7 @@ import { createModel } from '../../lib/models/create-model.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
 import { startVllmSidecar, type VllmSidecar } from './vllm-sidecar.ts';
+import { DEFAULT_VLLM_PORT } from '../../lib/compute/vllm-port.ts';
 
 /** Every variable the entry point reads, for the README and the job definition. */
 export const ROLLOUT_ENV = {
@@ -47,7 +48,6 @@ export const ROLLOUT_ENV = {
 type Env = Record<string, string | undefined>;
 
 /** vLLM's own default port, and the registry's default `serving.port`. */
-const DEFAULT_VLLM_PORT = 8000;
 
 /** One log line per attempt event (the job's log is what people read when a shard looks wrong). */
 function progressLine(event: EvalProgress): string {

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { VllmPortSchema } from './vllm-port.ts';
 
 export const SHARD_SPEC_SCHEMA_VERSION = 1 as const;
 
@@ -45,7 +46,7 @@ export const ShardSpecSchema = z
      * left to the shell), the served model name and the port (default 8000). FLYWHEEL_VLLM_COMMAND /
      * FLYWHEEL_VLLM_MODEL / FLYWHEEL_VLLM_PORT override them.
      */
-    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1).optional(), port: z.number().int().min(1024).max(65535).optional() }).optional(),
+    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1).optional(), port: VllmPortSchema.optional() }).optional(),
     /** Blob key of the checkpoint (a tarball, or one file) unpacked into FLYWHEEL_CHECKPOINT_DIR before vLLM starts. */
     artifactKey: z.string().min(1).optional(),
     /** Results go to `<outputPrefix>/shard-<index>.json`. */

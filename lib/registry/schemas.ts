@@ -7,6 +7,7 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { DEFAULT_VLLM_PORT, VllmPortSchema } from '../compute/vllm-port.ts';
 
 extendZodWithOpenApi(z);
 
@@ -51,7 +52,7 @@ export const ServingSchema = z
       servedModelName: z.string().min(1).optional(),
       /** Extra `vllm serve` arguments, e.g. `--max-model-len 32768`, `--tensor-parallel-size 1`. */
       args: z.array(z.string()).default([]),
-      port: z.number().int().min(1024).max(65535).default(8000),
+      port: VllmPortSchema.default(DEFAULT_VLLM_PORT),
       /** GPUs the rollout child asks Batch for. */
       gpus: z.number().int().min(1).max(8).default(1),
     }),

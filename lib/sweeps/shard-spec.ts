@@ -21,6 +21,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { HarnessModeSchema, ServingSchema } from '../registry/schemas.ts';
+import { VllmPortSchema } from '../compute/vllm-port.ts';
 
 export const SHARD_SPEC_VERSION = 1 as const;
 
@@ -66,7 +67,7 @@ export const ShardSpecSchema = z
      * the port it listens on (the checkpoint's `serving.port`; the job sets `$FLYWHEEL_VLLM_PORT` to it). A spec
      * planned before `port` was written has none: the job then uses its default, 8000, as it always did.
      */
-    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1), port: z.number().int().min(1024).max(65535).optional() }).optional(),
+    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1), port: VllmPortSchema.optional() }).optional(),
     /** Batch array size (2–10,000); the same number as `shardCount`. */
     arraySize: z.number().int().min(2).max(10_000),
     createdAt: z.string(),
