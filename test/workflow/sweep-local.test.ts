@@ -68,28 +68,8 @@ function request(sweepId: string, checkpoints: string[], extra: Partial<SweepExe
   return { sweepId, trigger: 'manual', checkpoints, suites: ['easy', 'hard'], modes: ['strict'], requestedAt: '2026-12-02T20:00:00Z', ...extra };
 }
 
-/** Fails the first submission of the job named `failFirst` as a throttled SubmitJob would. */
-function throttleOnce(failFirst: string) {
-  const failed = new Set<string>();
-  return (jobs: JobsPort): JobsPort => ({
-    ...jobs,
-    describe: (id) => jobs.describe(id),
-    children: (id) => jobs.children(id),
-    logs: (id, o) => jobs.logs(id, o),
-    cancel: (id, r) => jobs.cancel(id, r),
-    list: (f) => jobs.list(f),
-    submit: async (submission) => {
-      if (submission.name === failFirst && !failed.has(submission.name)) {
-        failed.add(submission.name);
-        throw new TransientError('Too Many Requests (SubmitJob rate exceeded)');
-      }
-      return jobs.submit(submission);
-    },
-  });
-}
-
-/** Refuses every submission as Batch refuses a bad request (not transient: the driver names it Batch.ClientException). */
-function refuseSubmissions(jobs: JobsPort): JobsPort {
+/** The jobs port with another `submit` (methods are bound: the local driver's are class methods). */
+function withSubmit(jobs: JobsPort, submit: JobsPort['submit']): JobsPort {
   return {
     ...jobs,
     describe: (id) => jobs.describe(id),
@@ -97,10 +77,28 @@ function refuseSubmissions(jobs: JobsPort): JobsPort {
     logs: (id, o) => jobs.logs(id, o),
     cancel: (id, r) => jobs.cancel(id, r),
     list: (f) => jobs.list(f),
-    submit: async () => {
-      throw new ValidationError('JobDefinition flywheel-local-rollout does not accept this override', [{ path: 'containerOverrides', message: 'invalid' }]);
-    },
+    submit,
   };
+}
+
+/** Fails the first submission of the job named `failFirst` as a throttled SubmitJob would. */
+function throttleOnce(failFirst: string) {
+  const failed = new Set<string>();
+  return (jobs: JobsPort): JobsPort =>
+    withSubmit(jobs, async (submission) => {
+      if (submission.name === failFirst && !failed.has(submission.name)) {
+        failed.add(submission.name);
+        throw new TransientError('Too Many Requests (SubmitJob rate exceeded)');
+      }
+      return jobs.submit(submission);
+    });
+}
+
+/** Refuses every submission as Batch refuses a bad request (not transient: the driver names it Batch.ClientException). */
+function refuseSubmissions(jobs: JobsPort): JobsPort {
+  return withSubmit(jobs, async () => {
+    throw new ValidationError('JobDefinition flywheel-local-rollout does not accept this override', [{ path: 'containerOverrides', message: 'invalid' }]);
+  });
 }
 
 describe('sweep on the local runtime', () => {
