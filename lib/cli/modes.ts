@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { retrainClassifier } from '../modes/current-classifier.ts';
 import { table } from './feedback.ts';
-import { callApi, dataDirFrom, resolveTarget, type TargetFlags } from './target.ts';
+import { callForCli, dataDirFrom, type TargetFlags } from './target.ts';
 
 interface Flags extends TargetFlags {
   model?: string;
@@ -33,15 +33,10 @@ function query(flags: Flags, names: (keyof Flags)[]): string {
   return p.size > 0 ? `?${p}` : '';
 }
 
-/** Prints the JSON on --json or an error answer (exit 1); otherwise hands the body to `render`. */
+/** Prints the JSON on --json, an error answer to stderr (exit 1); otherwise hands the body to `render`. */
 async function show(flags: Flags, method: 'GET' | 'POST', path: string, render: (body: Record<string, unknown>) => string, body?: unknown) {
-  const { status, body: answer } = await callApi(resolveTarget(flags), method, path, body);
-  if (status >= 300 || flags.json) {
-    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-    if (status >= 300) process.exitCode = 1;
-    return;
-  }
-  process.stdout.write(render(answer as Record<string, unknown>));
+  const answer = await callForCli<Record<string, unknown>>(flags, method, path, body);
+  if (answer !== undefined) process.stdout.write(render(answer));
 }
 
 type Row = Record<string, unknown>;

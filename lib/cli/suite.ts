@@ -3,31 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Suite, SuiteDetail } from '../registry/schemas.ts';
 import { formatSuiteDetail, formatSuiteList } from './suite-table.ts';
-import { callApi, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
-
-interface JsonFlags extends TargetFlags {
-  json?: boolean;
-}
-
-/**
- * One call; on an error answer prints the message and each offending field to stderr and sets exit code 1
- * (undefined back), on `--json` prints the answer as is (undefined back); else the body, for the caller to render.
- */
-async function call<T>(flags: JsonFlags, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | undefined> {
-  const { status, body: answer } = await callApi(resolveTarget(flags), method, path, body);
-  if (status >= 300) {
-    const a = answer as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };
-    process.stderr.write(`${a?.error ?? `HTTP ${status}`}: ${a?.message ?? JSON.stringify(answer)}\n`);
-    for (const i of a?.issues ?? []) process.stderr.write(`  ${i.path}: ${i.message}\n`);
-    process.exitCode = 1;
-    return undefined;
-  }
-  if (flags.json) {
-    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-    return undefined;
-  }
-  return answer as T;
-}
+import { callForCli as call, targetOptions, type JsonFlags } from './target.ts';
 
 /**
  * Reads a suite file (`SuiteInput` JSON; "-" reads stdin). A relative `tasks.path` of a folder suite is taken from the

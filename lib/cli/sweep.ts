@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { renderReportChart } from '../sweeps/report-chart.ts';
 import { formatReportTable } from '../sweeps/report-table.ts';
 import type { SweepReport } from '../sweeps/schemas.ts';
-import { callApi, collect, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
+import { callForCli, collect, targetOptions, type TargetFlags } from './target.ts';
 
 interface StartFlags extends TargetFlags {
   sweepId?: string;
@@ -22,14 +22,9 @@ interface ReportFlags extends TargetFlags {
 }
 
 
+/** The report, or undefined after an error answer was printed (exit 1); `--json` is the caller's to print. */
 async function fetchReport(flags: TargetFlags, id: string): Promise<SweepReport | undefined> {
-  const { status, body } = await callApi(resolveTarget(flags), 'GET', `/v1/sweeps/${encodeURIComponent(id)}`);
-  if (status !== 200) {
-    process.stderr.write(`${JSON.stringify(body, null, 2)}\n`);
-    process.exitCode = 1;
-    return undefined;
-  }
-  return body as SweepReport;
+  return callForCli<SweepReport>({ ...flags, json: false }, 'GET', `/v1/sweeps/${encodeURIComponent(id)}`);
 }
 
 /**
@@ -57,13 +52,10 @@ export function registerSweepCommands(program: Command): void {
       ...(flags.mode.length ? { modes: flags.mode } : {}),
       ...(flags.attempts ? { attemptsPerTask: Number(flags.attempts) } : {}),
     };
-    const { status, body: answer } = await callApi(resolveTarget(flags), 'POST', '/v1/sweeps', body);
-    if (flags.json || status !== 202) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-    else {
-      const a = answer as { sweepId: string; checkpoints: string[]; suites: string[]; modes: string[] };
+    const a = await callForCli<{ sweepId: string; checkpoints: string[]; suites: string[]; modes: string[] }>(flags, 'POST', '/v1/sweeps', body);
+    if (a) {
       process.stdout.write(`sweep ${a.sweepId} started: ${a.checkpoints.length} checkpoint(s) × ${a.suites.length} suite(s) × ${a.modes.join('+')}\nfollow it: flywheel sweep status ${a.sweepId}\n`);
     }
-    if (status !== 202) process.exitCode = 1;
   });
 
   targetOptions(sweep.command('status').description("a sweep's state, shards and execution").argument('<id>', 'sweep id').option('--json', 'print the report as JSON')).action(

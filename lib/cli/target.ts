@@ -72,3 +72,32 @@ export function targetOptions(command: Command): Command {
     .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
     .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)');
 }
+
+export interface JsonFlags extends TargetFlags {
+  json?: boolean;
+}
+
+/**
+ * One API call for a CLI command: on an error answer prints the message and each offending field to stderr and sets
+ * exit code 1 (undefined back); on `--json` prints the answer as it is (undefined back); else the body, for the
+ * command to render.
+ *
+ * @example
+ * const suite = await callForCli<SuiteDetail>(flags, 'GET', `/v1/suites/${id}`);
+ * if (suite) process.stdout.write(formatSuiteDetail(suite));
+ */
+export async function callForCli<T>(flags: JsonFlags, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | undefined> {
+  const { status, body: answer } = await callApi(resolveTarget(flags), method, path, body);
+  if (status >= 300) {
+    const a = answer as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };
+    process.stderr.write(`${a?.error ?? `HTTP ${status}`}: ${a?.message ?? JSON.stringify(answer)}\n`);
+    for (const i of a?.issues ?? []) process.stderr.write(`  ${i.path}: ${i.message}\n`);
+    process.exitCode = 1;
+    return undefined;
+  }
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    return undefined;
+  }
+  return answer as T;
+}

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
@@ -39,6 +41,16 @@ export async function registerSuite(
     throw new ValidationError(`Invalid suite: its task id list is ${listBytes} bytes; at most ${SUITE_TASK_IDS_MAX_BYTES} fit one record (DynamoDB items are 400 KB): split the suite`, [
       { path: 'taskIds', message: `over ${SUITE_TASK_IDS_MAX_BYTES} bytes` },
     ]);
+  }
+  if (s.tasks.kind === 'folder' && !isAbsolute(s.tasks.path)) {
+    throw new ValidationError(`Invalid suite: tasks.path ${s.tasks.path} is relative; a folder suite names an absolute folder`, [{ path: 'tasks.path', message: 'not absolute' }]);
+  }
+  if (s.tasks.kind === 'folder' && !existsSync(s.tasks.path)) {
+    // On AWS the API runs in a Lambda, where no folder of the person registering exists.
+    throw new ValidationError(
+      `Invalid suite: no folder ${s.tasks.path} on the machine that serves this API; a folder suite is for the local runtime (on AWS put the tasks in blobs: tasks.kind blobs)`,
+      [{ path: 'tasks.path', message: 'no such folder here' }],
+    );
   }
   const key = registryKeys.suite(s.id);
   for (let attempt = 1; ; attempt++) {

@@ -85,6 +85,13 @@ describe('POST /v1/suites', () => {
     const dupes = await fx.request('POST', '/v1/suites', { body: suiteBody({ taskIds: ['a', 'b', 'a'] }) });
     expect(dupes.json.issues).toEqual([{ path: 'taskIds', message: 'duplicate ids' }]);
     expect(dupes.json.message).toContain('task ids appear twice: a');
+    // A folder suite names a folder of the machine serving the API (the local runtime; never a Lambda).
+    const away = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'folder', path: '/no/such/suite-folder' } }) });
+    expect(away.status).toBe(400);
+    expect(away.json.issues).toEqual([{ path: 'tasks.path', message: 'no such folder here' }]);
+    expect(away.json.message).toContain('on AWS put the tasks in blobs');
+    const relative = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'folder', path: 'tasks' } }) });
+    expect(relative.json.issues).toEqual([{ path: 'tasks.path', message: 'not absolute' }]);
     const noJson = await makeDispatcher(routes, fx.ports)(apiEvent('POST', '/v1/suites', 'id=x', { 'Content-Type': 'text/plain' }));
     expect(noJson.statusCode).toBe(415);
     expect((await fx.request('GET', '/v1/suites')).json.items).toEqual([]);

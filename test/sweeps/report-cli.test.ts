@@ -125,9 +125,9 @@ describe('sweep report: chart and table', () => {
       expect(done.status).toBe('SUCCEEDED');
       const status = await cli(['sweep', 'status', 'cli-1']);
       expect(status.stdout).toContain('sweep cli-1: succeeded (execution SUCCEEDED)');
-      const bad = await cli(['sweep', 'start', '--suite', 'nope']).catch((e: { code: number; stdout: string }) => e);
+      const bad = await cli(['sweep', 'start', '--suite', 'nope']).catch((e: { code: number; stderr: string }) => e);
       expect((bad as { code: number }).code).toBe(1);
-      expect((bad as { stdout: string }).stdout).toContain('no suite nope is registered');
+      expect((bad as { stderr: string }).stderr).toContain('suites[0]: no suite nope is registered');
     } finally {
       await wf.close();
       await jobs.close();
