@@ -1,6 +1,9 @@
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { runEvalOnJobs } from '../compute/run-eval-on-jobs.ts';
+import { LocalJobs, localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
 import { compareModes, type CompareModesReport } from '../harness/eval/compare-modes.ts';
@@ -26,6 +29,21 @@ interface EvalRunFlags {
   retryDelayMs: string;
   checkpoint?: string;
   json?: boolean;
+  jobs?: string;
+}
+
+/**
+ * The jobs port of the data folder, running its jobs in this process, or, when `npm start` already runs them (one
+ * runner per folder), only submitting and watching.
+ */
+function openLocalJobsRunner(dataDir: string, log: (line: string) => void): LocalJobs {
+  try {
+    return new LocalJobs({ dataDir, run: true, definitions: localJobDefinitionsFromEnv() });
+  } catch (error) {
+    if ((error as Error).name !== 'Flywheel.ConfigurationError') throw error;
+    log(`the local runtime on ${dataDir} runs the job`);
+    return new LocalJobs({ dataDir, run: false, definitions: localJobDefinitionsFromEnv() });
+  }
 }
 
 function positiveInt(value: string, flag: string): number {
@@ -94,6 +112,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--max-tries <n>', 'tries per attempt when infrastructure fails (sandbox, setup, model endpoint down)', '3')
     .option('--retry-delay-ms <ms>', 'base backoff between those tries', '2000')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
+    .option('--jobs <n>', 'run it as an array job of n children on the jobs port (the rollout image, category evaluation), as a sweep runs a shard; a folder suite')
     .option('--json', 'print the results JSON instead of the table')
     .action(async (flags: EvalRunFlags) => {
       if (flags.mode !== 'strict' && flags.mode !== 'lenient') throw new Error(`--mode must be strict or lenient (got "${flags.mode}")`);
@@ -107,10 +126,54 @@ export function registerEvalCommands(program: Command): void {
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(runId)) throw new Error(`--run-id: letters, digits, . _ - only (got "${runId}")`);
       const model = adaptiveConcurrency(createModel(flags.model), { initial: concurrency, max: concurrency });
       const dataDir = dataDirFrom(flags);
+      const shards = flags.jobs === undefined ? undefined : positiveInt(flags.jobs, '--jobs');
       const ports = openLocalPorts(dataDir);
       const log = (line: string) => process.stderr.write(`${line}\n`);
+      /** The results JSON beside the run, the table (or JSON) on stdout; exit 2 while attempts are infrastructure errors. */
+      const report = async (results: EvalResults) => {
+        const dir = join(dataDir, 'evals', runId);
+        await mkdir(dir, { recursive: true });
+        const file = join(dir, `results-${mode}.json`);
+        await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+        process.stdout.write(flags.json ? `${JSON.stringify(results, null, 2)}\n` : summaryTable(results));
+        log(`results: ${file}`);
+        // Exit 2: some attempts are still infrastructure errors, so the run is not complete; resume it.
+        if (results.counts['infrastructure-error'] > 0) process.exitCode = 2;
+      };
       try {
         const tasks = await loadSuite(flags.suite, { cacheDir: join(dataDir, 'sources'), blobs: ports.blobs, records: ports.records });
+        if (shards !== undefined) {
+          const suiteDir = resolve(flags.suite);
+          if (!existsSync(suiteDir) || !statSync(suiteDir).isDirectory()) throw new Error(`--jobs runs a folder suite (the children load it); ${flags.suite} is not a folder here`);
+          const jobs = openLocalJobsRunner(dataDir, log);
+          try {
+            log(`eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, as ${shards} job child(ren) on the jobs port, model ${model.id}`);
+            const { results, job } = await runEvalOnJobs({
+              runId,
+              suiteDir,
+              taskIds: tasks.map((t) => t.task.id),
+              suite: basename(suiteDir),
+              model: flags.model,
+              modelId: model.id,
+              mode,
+              attempts,
+              concurrency,
+              maxTries,
+              retryDelayMs,
+              ...(flags.checkpoint ? { checkpoint: flags.checkpoint } : {}),
+              shards,
+              ports,
+              jobs,
+              pollMs: 250,
+              onSubmitted: ({ jobId }) => log(`job ${jobId} (follow it: flywheel jobs logs ${jobId} --index 0 --follow)`),
+            });
+            log(`job ${job.jobId} ${job.status}`);
+            await report(results);
+          } finally {
+            await jobs.close();
+          }
+          return;
+        }
         const provider = new NamespaceSandboxProvider();
         await provider.sweep();
         log(`eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, concurrency ${concurrency}, model ${model.id}`);
@@ -128,14 +191,7 @@ export function registerEvalCommands(program: Command): void {
           ...(flags.checkpoint ? { policy: { checkpoint: flags.checkpoint } } : {}),
           onProgress: (event) => log(progressLine(event)),
         });
-        const dir = join(dataDir, 'evals', runId);
-        await mkdir(dir, { recursive: true });
-        const file = join(dir, `results-${mode}.json`);
-        await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
-        process.stdout.write(flags.json ? `${JSON.stringify(results, null, 2)}\n` : summaryTable(results));
-        log(`results: ${file}`);
-        // Exit 2: some attempts are still infrastructure errors, so the run is not complete; resume it.
-        if (results.counts['infrastructure-error'] > 0) process.exitCode = 2;
+        await report(results);
       } finally {
         ports.close();
       }

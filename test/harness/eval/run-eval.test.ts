@@ -151,6 +151,39 @@ describe('flywheel eval run (the CLI, as a child process)', () => {
     expect(server.chatRequests()).toHaveLength(6);
   }, 60_000);
 
+  it('--jobs 2: the suite as a 2-child array job through the rollout entry point, the same table, resumable', async () => {
+    makeCalcSuite(root);
+    const server = await serve(CORRECT_FIX);
+    const dataDir = join(root, 'jobs-data');
+    const args = ['node', 'bin/flywheel.ts', 'eval', 'run', '--suite', join(root, 'suite'), '--model', `openai:scripted-coder@${server.baseUrl}`,
+      '--attempts', '2', '--run-id', 'jobs-1', '--jobs', '2', '--data-dir', dataDir];
+    const first = await run('npx', args, { cwd: process.cwd() });
+    expect(first.stderr).toMatch(/as 2 job child\(ren\) on the jobs port/);
+    expect(first.stderr).toMatch(/job \S+ SUCCEEDED/);
+    expect(first.stdout).toMatch(/all \(1 tasks\)\s+2\s+2\s+0\s+0\s+100\.0%\s+100\.0%/);
+    expect(first.stdout).toMatch(/ran 2, skipped 0/);
+    const results = JSON.parse(await readFile(join(dataDir, 'evals', 'jobs-1', 'results-strict.json'), 'utf8'));
+    expect(results).toMatchObject({ runId: 'jobs-1', passAt1: 1, passAtK: { k: 2, value: 1 }, counts: { passed: 2 } });
+    // The attempts are the children's: the one task went to one child, the other child had none.
+    const data = openLocalPorts(dataDir);
+    try {
+      const perShard = await Promise.all([0, 1].map((i) => listAttemptRecords(data.records, `jobs-1.shard-${i}`)));
+      expect(perShard.map((r) => r.length).sort()).toEqual([0, 2]);
+    } finally {
+      data.close();
+    }
+    const listed = await run('npx', ['node', 'bin/flywheel.ts', 'jobs', 'list', '--data-dir', dataDir], { cwd: process.cwd() });
+    expect(listed.stdout).toMatch(/eval-jobs-1\s+rollout\s+evaluation\s+gpu\s+SUCCEEDED\s+2: succeeded 2/);
+    expect(server.chatRequests()).toHaveLength(6);
+
+    // Again: a new job whose children find every attempt finished.
+    const again = await run('npx', args, { cwd: process.cwd() });
+    expect(again.stdout).toMatch(/ran 0, skipped 2/);
+    expect(server.chatRequests()).toHaveLength(6);
+    const noFolder = await run('npx', [...args.slice(0, 5), 'no-such-suite', ...args.slice(6)], { cwd: process.cwd() }).catch((e: { stderr: string; code: number }) => e);
+    expect((noFolder as { code: number }).code).toBe(1);
+  }, 120_000);
+
   it('rejects a bad mode with a message', async () => {
     await writeFile(join(root, 'x.json'), '{}');
     const failed = await run('npx', ['node', 'bin/flywheel.ts', 'eval', 'run', '--suite', root, '--model', 'openai:m@http://127.0.0.1:9/v1', '--mode', 'loose'], { cwd: process.cwd() }).catch((e: { stderr: string; code: number }) => e);
