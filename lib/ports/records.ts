@@ -30,7 +30,12 @@ export type PutCondition =
   /** Write only if no item has this pk+sk (idempotent create). */
   | { kind: 'absent' }
   /** Write if absent, or if the stored item's `field` is strictly less than `value` (newest wins). */
-  | { kind: 'absentOrOlder'; field: string; value: string | number };
+  | { kind: 'absentOrOlder'; field: string; value: string | number }
+  /**
+   * Write only over the item as it was read (optimistic concurrency): it exists and its `field` equals `value`, or,
+   * with `value` undefined, it exists without the field. A writer that loses reads again and decides again.
+   */
+  | { kind: 'unchanged'; field: string; value: string | number | undefined };
 
 export interface PutOptions {
   condition?: PutCondition;

@@ -18,8 +18,9 @@ export function toCheckpoint(item: RecordItem): Checkpoint {
 }
 
 /** The suite with its task ids (the API view leaves `taskIds` out: a suite may hold 100,000). */
+/** The suite; its write counter (`revision`, `updateSuite`'s) stays inside the record. */
 export function toSuite(item: RecordItem): Suite {
-  return strip(item) as unknown as Suite;
+  return strip(item, ['revision']) as unknown as Suite;
 }
 
 export function suiteView(suite: Suite): Omit<Suite, 'taskIds'> {

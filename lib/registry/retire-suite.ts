@@ -1,8 +1,8 @@
 import { ConflictError } from '../errors.ts';
+import { updateSuite } from './update-suite.ts';
 import type { Ports } from '../ports/ports.ts';
 import { getSuite } from './get-suite.ts';
 import { parseInput } from './parse-input.ts';
-import { registryKeys } from './record-keys.ts';
 import { RetireSuiteInput, type Suite } from './schemas.ts';
 
 /** Published when a suite is retired (EventBridge detail-type), with a stable id per suite version. */
@@ -29,17 +29,17 @@ export class SuiteVersionConflictError extends ConflictError {
  */
 export async function retireSuite(ports: Pick<Ports, 'records' | 'events' | 'now'>, id: string, input: unknown): Promise<{ suite: Suite; changed: boolean }> {
   const r = parseInput(RetireSuiteInput, input, 'retirement');
-  const current = await getSuite(ports.records, id);
-  let suite = current;
-  const changed = current.status !== 'retired';
-  if (changed) {
-    suite = { ...current, status: 'retired', retiredAt: ports.now().toISOString(), retiredReason: r.reason, ...(r.by ? { retiredBy: r.by } : {}) };
-    // Only over the version read: versions are integers, so `stored < v + ½` is `stored ≤ v` (never a newer version).
-    const { written } = await ports.records.put(
-      { ...registryKeys.suite(id), gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...suite },
-      { condition: { kind: 'absentOrOlder', field: 'version', value: current.version + 0.5 } },
-    );
-    if (!written) throw new SuiteVersionConflictError(id, current.version);
+  const read = await getSuite(ports.records, id);
+  let suite = read;
+  let changed = false;
+  if (read.status !== 'retired') {
+    const retired = await updateSuite(ports.records, id, (current) => {
+      if (current.version !== read.version) throw new SuiteVersionConflictError(id, read.version);
+      if (current.status === 'retired') return undefined; // retired by someone else meanwhile: theirs stands
+      return { ...current, status: 'retired', retiredAt: ports.now().toISOString(), retiredReason: r.reason, ...(r.by ? { retiredBy: r.by } : {}) };
+    });
+    changed = retired !== undefined;
+    suite = retired ?? (await getSuite(ports.records, id));
   }
   await ports.events.publish([
     {

@@ -1,6 +1,7 @@
 import type { SweepSettings } from '../config/stages.ts';
 import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
 import { getSuite } from '../registry/get-suite.ts';
+import { updateSuite } from '../registry/update-suite.ts';
 import { registryKeys } from '../registry/record-keys.ts';
 import type { Suite } from '../registry/schemas.ts';
 import { listSweepCells } from './list-suite-cells.ts';
@@ -78,11 +79,10 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
       newlySaturated.push(ref.id);
     }
     if (updated !== suite) {
-      // Read again just before the write: a suite retired (or re-versioned) meanwhile keeps what its owner did.
-      const current = await getSuite(ports.records, ref.id);
-      if (current.status === 'retired' || current.version !== ref.version) continue;
+      // Only what this step changed, over the record as it is now; a suite retired (or re-versioned) meanwhile keeps
+      // what its owner did (updateSuite writes over the very item it read, or reads again).
       const changes = Object.fromEntries(Object.entries(updated).filter(([k, v]) => (suite as Record<string, unknown>)[k] !== v));
-      await ports.records.put({ ...registryKeys.suite(ref.id), gsi1pk: registryKeys.allSuites, gsi1sk: ref.id, kind: 'suite', ...current, ...changes });
+      await updateSuite(ports.records, ref.id, (current) => (current.status === 'retired' || current.version !== ref.version ? undefined : { ...current, ...changes }));
     }
   }
   return { newlySaturated, threshold: options.settings.saturationThreshold };

@@ -1,6 +1,7 @@
 /**
  * What the records port promises, on every driver: an item is identified by pk+sk and read back exactly as
  * written; `absent` writes only a new key and `absentOrOlder` only over an item whose field is strictly less;
+ * `unchanged` only over the item as it was read;
  * a failed condition reports `written: false` and changes nothing; queries select one partition of the table,
  * `gsi1` or `gsi2` (sparse: only items with both index keys), filter the sort key by prefix, range or bound, order
  * it by UTF-8 bytes (either direction), and page with an opaque cursor that is present only when more items follow,
@@ -101,6 +102,18 @@ export function describeRecordsContract(name: string, makePort: () => Promise<Re
       });
       expect(result.written).toBe(false);
       expect(await port.get('VOTE#m', 'LATEST')).toEqual({ pk: 'VOTE#m', sk: 'LATEST', other: 1 });
+    });
+
+    it('writes with condition unchanged only over the item as it was read (optimistic concurrency)', async () => {
+      const unchanged = (value: number | undefined) => ({ condition: { kind: 'unchanged' as const, field: 'revision', value } });
+      expect((await port.put({ pk: 'SUITE#s', sk: 'META', revision: 1 }, unchanged(undefined))).written).toBe(false); // no item yet
+      await port.put({ pk: 'SUITE#s', sk: 'META', status: 'active' });
+      expect((await port.put({ pk: 'SUITE#s', sk: 'META', status: 'saturated', revision: 1 }, unchanged(undefined))).written).toBe(true);
+      // Two writers read revision 1; the first wins, the second finds it changed.
+      expect((await port.put({ pk: 'SUITE#s', sk: 'META', status: 'retired', revision: 2 }, unchanged(1))).written).toBe(true);
+      expect((await port.put({ pk: 'SUITE#s', sk: 'META', status: 'active', revision: 2 }, unchanged(1))).written).toBe(false);
+      expect((await port.put({ pk: 'SUITE#s', sk: 'META', status: 'active', revision: 1 }, unchanged(undefined))).written).toBe(false);
+      expect(await port.get('SUITE#s', 'META')).toEqual({ pk: 'SUITE#s', sk: 'META', status: 'retired', revision: 2 });
     });
 
     it('deletes an item, and deleting a missing item is not an error', async () => {

@@ -9,7 +9,10 @@ import { makeDispatcher } from '../../lib/api/dispatch.ts';
 import { routes } from '../../lib/api/routes.ts';
 import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
 import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
+import type { RecordsPort } from '../../lib/ports/records.ts';
 import { getSuite } from '../../lib/registry/get-suite.ts';
+import { retireSuite } from '../../lib/registry/retire-suite.ts';
+import { updateSuite } from '../../lib/registry/update-suite.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
 import { resolveSweepSelection } from '../../lib/sweeps/resolve-sweep-selection.ts';
 import { driveSweep } from '../sweeps/support/drive-sweep.ts';
@@ -95,6 +98,40 @@ describe('POST /v1/suites', () => {
     const noJson = await makeDispatcher(routes, fx.ports)(apiEvent('POST', '/v1/suites', 'id=x', { 'Content-Type': 'text/plain' }));
     expect(noJson.statusCode).toBe(415);
     expect((await fx.request('GET', '/v1/suites')).json.items).toEqual([]);
+  });
+});
+
+describe('updateSuite: a sweep and a person writing one suite at once', () => {
+  it('the write that lost reads again and decides on the winner: a retirement is never undone by a saturation mark', async () => {
+    fx = openSweepFixture();
+    expect((await fx.request('POST', '/v1/suites', { body: suiteBody() })).status).toBe(201);
+    const records = fx.ports.records;
+    // Between the sweep step's read and its write, a person retires the suite (through the real use case).
+    let raced = false;
+    const racing: RecordsPort = {
+      get: (pk, sk) => records.get(pk, sk),
+      query: (q) => records.query(q),
+      putMany: (items) => records.putMany(items),
+      delete: (pk, sk) => records.delete(pk, sk),
+      put: async (item, options) => {
+        if (!raced) {
+          raced = true;
+          await retireSuite(fx.ports, 'forge-py', { reason: 'superseded' });
+        }
+        return records.put(item, options);
+      },
+    };
+    const seen: string[] = [];
+    const written = await updateSuite(racing, 'forge-py', (current) => {
+      seen.push(current.status);
+      return current.status === 'retired' ? undefined : { ...current, status: 'saturated', saturatedAt: '2026-12-03T00:00:00.000Z' };
+    });
+    expect(seen).toEqual(['active', 'retired']);
+    expect(written).toBeUndefined();
+    const suite = await getSuite(records, 'forge-py');
+    expect(suite).toMatchObject({ status: 'retired', retiredReason: 'superseded' });
+    expect(suite).not.toHaveProperty('saturatedAt');
+    expect(suite).not.toHaveProperty('revision');
   });
 });
 

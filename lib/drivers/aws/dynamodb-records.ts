@@ -50,6 +50,11 @@ export class DynamoDbRecords implements RecordsPort {
         ExpressionAttributeNames: { '#pk': 'pk', '#field': condition.field },
         ExpressionAttributeValues: { ':value': condition.value },
       };
+    } else if (condition?.kind === 'unchanged') {
+      conditionParams =
+        condition.value === undefined
+          ? { ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#field)', ExpressionAttributeNames: { '#pk': 'pk', '#field': condition.field } }
+          : { ConditionExpression: '#field = :value', ExpressionAttributeNames: { '#field': condition.field }, ExpressionAttributeValues: { ':value': condition.value } };
     }
     try {
       await this.#client.send(new PutCommand({ TableName: this.#table, Item: item, ...conditionParams }));

@@ -82,10 +82,13 @@ export class SqliteRecords implements RecordsPort {
       const stored = this.#sql.get('SELECT item FROM records WHERE pk = ? AND sk = ?').get(item.pk, item.sk) as
         | { item: string }
         | undefined;
+      if (!stored && condition.kind === 'unchanged') return { written: false };
       if (stored) {
         if (condition.kind === 'absent') return { written: false };
         const previous = JSON.parse(stored.item) as Record<string, unknown>;
-        if (!isOlder(previous[condition.field], condition.value)) return { written: false };
+        if (condition.kind === 'unchanged') {
+          if (condition.value === undefined ? condition.field in previous : previous[condition.field] !== condition.value) return { written: false };
+        } else if (!isOlder(previous[condition.field], condition.value)) return { written: false };
       }
       this.#upsert(item);
       return { written: true };

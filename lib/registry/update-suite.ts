@@ -1,0 +1,35 @@
+/**
+ * Changes a suite record with optimistic concurrency: read it, let `change` decide on what was read, write only over
+ * that very item (the record's write counter `revision`, which `toSuite` hides, must be unchanged), else read again
+ * and decide again. So a sweep marking a suite saturated and a person retiring it at the same moment never undo each
+ * other: the loser sees the winner's write and decides on it (`check-saturation` leaves a retired suite alone).
+ *
+ * @example
+ * await updateSuite(records, 'forge-py', (current) => (current.status === 'retired' ? undefined : { ...current, best }));
+ */
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { RecordsPort } from '../ports/records.ts';
+import { toSuite } from './record-views.ts';
+import { registryKeys } from './record-keys.ts';
+import type { Suite } from './schemas.ts';
+
+/** Reads and decides again this often when others keep writing; five lost races in a row is contention, not luck. */
+const UPDATE_TRIES = 5;
+
+/** The written suite, or undefined when `change` decided to leave it as it is. */
+export async function updateSuite(records: RecordsPort, id: string, change: (current: Suite) => Suite | undefined): Promise<Suite | undefined> {
+  const key = registryKeys.suite(id);
+  for (let attempt = 1; attempt <= UPDATE_TRIES; attempt++) {
+    const item = await records.get(key.pk, key.sk);
+    if (!item) throw new NotFoundError(`No suite ${id}`);
+    const next = change(toSuite(item));
+    if (!next) return undefined;
+    const revision = typeof item.revision === 'number' ? item.revision : undefined;
+    const { written } = await records.put(
+      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...next, revision: (revision ?? 0) + 1 },
+      { condition: { kind: 'unchanged', field: 'revision', value: revision } },
+    );
+    if (written) return next;
+  }
+  throw new ConflictError(`suite ${id} kept changing under this write (${UPDATE_TRIES} tries); retry`);
+}
