@@ -12,6 +12,15 @@ const settings = sweepSettingsFromEnv();
 
 export const handler = middy(async (event: SweepTriggerEvent) => {
   const started = await startSweepFromTrigger(ports, event, settings);
-  obs.logger.info(started ? 'sweep started' : 'no sweep asked for', { ...(started ? { sweepId: started.sweepId, executionId: started.executionId } : {}) });
-  return started ? { sweepId: started.sweepId, executionId: started.executionId } : { skipped: true };
+  if (!started) {
+    obs.logger.info('no sweep asked for');
+    return { skipped: true };
+  }
+  if ('refused' in started) {
+    // Told to people through sweep.refused; answered, not thrown, so the delivery is not retried in vain.
+    obs.logger.warn('sweep refused', started.refused);
+    return started;
+  }
+  obs.logger.info('sweep started', { sweepId: started.sweepId, executionId: started.executionId });
+  return { sweepId: started.sweepId, executionId: started.executionId };
 }).use(obs.middlewares);

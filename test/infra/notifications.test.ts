@@ -20,6 +20,7 @@ import { STAGES, type StageSettings } from '../../lib/config/stages.ts';
 import { EventBridgeEvents } from '../../lib/drivers/aws/eventbridge-events.ts';
 import { FlywheelStage } from '../../lib/stacks/flywheel-stage.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
+import { startSweepFromTrigger } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { motoClients, uniqueName, type MotoClients } from '../support/aws-test-resources.ts';
 import { driveSweep } from '../sweeps/support/drive-sweep.ts';
 import { rateScript } from '../sweeps/support/scripted-rollout.ts';
@@ -148,6 +149,25 @@ describe('the notice rules on EventBridge (moto_server)', () => {
     const [notice, ...more] = await delivered(aws, finishedQueue);
     expect(more).toEqual([]);
     expect(notice!.content.title).toBe('Sweep nightly-3 failed: 2 shard(s) failed');
+  });
+
+  it('a trigger whose sweep cannot start (sweep.refused) reaches the alarm topic with what was wrong', async () => {
+    const aws = motoClients();
+    const bus = await newBus(aws);
+    const refusedQueue = await installRule(aws, bus, ruleMatching(workflows, 'sweep.refused'));
+    const fx = openSweepFixture();
+    fixtures.push(fx);
+    const noWorkflows = { start: async () => ({ executionId: 'never' }), describe: async () => ({}) as never };
+    await startSweepFromTrigger({ ...fx.ports, workflows: noWorkflows }, { trigger: 'schedule', scheduledTime: '2026-12-03T02:00:00Z' }, fx.settings);
+    const published = fx.events.filter((e) => e.type === 'sweep.refused').map((e) => ({ type: e.type, detail: e.detail }));
+    expect(published).toHaveLength(1);
+    await new EventBridgeEvents(aws.eventbridge, bus).publish(published);
+    const [notice, ...more] = await delivered(aws, refusedQueue);
+    expect(more).toEqual([]);
+    expect(notice!.content.title).toBe('Sweep nightly-20261203 did not start');
+    expect(notice!.content.description).toContain('The schedule trigger asked for sweep nightly-20261203');
+    expect(notice!.content.description).toContain('no active checkpoint is registered');
+    expect(notice!.content.nextSteps!.join(' ')).toContain('flywheel sweep start --sweep-id nightly-20261203');
   });
 
   it('Batch jobs cancelled by the queue time-limit action are reported with the reason; other failures and other queues are not', async () => {

@@ -2,10 +2,11 @@
  * The automatic sweep triggers: sweep ids derived from the trigger (so a repeated delivery starts one sweep), the
  * stage's Scheduler cron expression evaluated locally, and the local schedule firing with the scheduled time.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { STAGES } from '../../lib/config/stages.ts';
 import { nextScheduledTime, startLocalSweepSchedule, toCronParserExpression } from '../../lib/sweeps/workflow/local-sweep-schedule.ts';
-import { checkpointSweepId, scheduledSweepId } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
+import { checkpointSweepId, scheduledSweepId, startSweepFromTrigger } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
+import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 
 describe('sweep ids from triggers', () => {
   it('a schedule firing names the sweep after its day', () => {
@@ -20,7 +21,41 @@ describe('sweep ids from triggers', () => {
     expect(a).toMatch(/^checkpoint-coder-7b-step-1200-[0-9a-f]{8}$/);
     expect(b).not.toBe(a);
     expect(checkpointSweepId('coder-7b:step-1200')).toBe(a);
-    expect(checkpointSweepId('x'.repeat(200)).length).toBeLessThanOrEqual(80);
+    // 76: room for the continuations `<id>.r2` … `.r21` within Step Functions' 80 characters.
+    expect(checkpointSweepId('x'.repeat(200)).length).toBeLessThanOrEqual(76);
+  });
+});
+
+describe('a trigger whose sweep cannot start', () => {
+  let fx: SweepFixture | undefined;
+  afterEach(() => fx?.close());
+
+  it('is refused, not thrown: sweep.refused names what is wrong, once per sweep id, and nothing is started', async () => {
+    fx = openSweepFixture();
+    const started: string[] = [];
+    const workflows = {
+      start: async (_workflow: string, { name }: { name: string }) => (started.push(name), { executionId: name }),
+      describe: async () => {
+        throw new Error('not described');
+      },
+    };
+    const ports = { ...fx.ports, workflows };
+    const nightly = await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-03T02:00:00Z' }, fx.settings);
+    expect(nightly).toEqual({
+      refused: {
+        sweepId: 'nightly-20261203',
+        trigger: 'schedule',
+        message: expect.stringContaining('no active checkpoint is registered'),
+        issues: expect.arrayContaining([{ path: 'checkpoints', message: 'none given and no active checkpoint is registered' }]),
+      },
+    });
+    const gone = await startSweepFromTrigger(ports, { 'detail-type': 'checkpoint.registered', detail: { checkpointId: 'ck-gone' } }, fx.settings);
+    expect(gone).toMatchObject({ refused: { sweepId: checkpointSweepId('ck-gone'), trigger: 'checkpoint', issues: expect.arrayContaining([{ path: 'checkpoints[0]', message: 'no checkpoint ck-gone is registered' }]) } });
+    expect(started).toEqual([]);
+    const refusals = fx.events.filter((e) => e.type === 'sweep.refused');
+    expect(refusals.map((e) => e.id)).toEqual(['sweep.refused:nightly-20261203', `sweep.refused:${checkpointSweepId('ck-gone')}`]);
+    // An event that is no trigger is still an error (a bug upstream, not a request to refuse).
+    await expect(startSweepFromTrigger(ports, { hello: 'world' } as never, fx.settings)).rejects.toMatchObject({ name: 'Flywheel.ValidationError' });
   });
 });
 

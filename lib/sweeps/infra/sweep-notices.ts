@@ -6,6 +6,7 @@ import { chatNotification } from '../../people/infra/chat-notification.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { SUITE_SATURATED } from '../check-saturation.ts';
 import { SWEEP_FINISHED } from '../notify-sweep.ts';
+import { SWEEP_REFUSED } from '../workflow/start-sweep-from-trigger.ts';
 
 export interface SweepNoticesProps {
   bus: events.IEventBus;
@@ -15,13 +16,15 @@ export interface SweepNoticesProps {
 /**
  * What the sweep steps publish on the Flywheel bus that someone has to act on, routed to the alarm topic (and so to
  * its e-mail subscribers and the stage's Slack channel): `suite.saturated` (retire the suite or forge harder tasks)
- * and `sweep.finished` whose status is anything but `succeeded` (some or all shards failed). Each rule turns the
+ * `sweep.finished` whose status is anything but `succeeded` (some or all shards failed), and `sweep.refused` (the
+ * schedule or a registered checkpoint asked for a sweep that cannot start). Each rule turns the
  * event's detail (see `checkSaturation` and `notifySweep`) into a short notice; the steps' own Slack webhook, when
  * configured, says the same in more detail.
  */
 export class SweepNotices extends Construct {
   readonly onSaturated: events.Rule;
   readonly onUnsuccessful: events.Rule;
+  readonly onRefused: events.Rule;
 
   constructor(scope: Construct, id: string, props: SweepNoticesProps) {
     super(scope, id);
@@ -62,9 +65,26 @@ export class SweepNotices extends Construct {
             `${field('$.detail.succeededShards')} succeeded; ${field('$.detail.regressions')} regression(s) against the incumbent.`,
           nextSteps: [
             `See the failed shards: flywheel sweep status ${sweepId} (FLYWHEEL_API_URL and FLYWHEEL_API_KEY of the stage set)`,
-            `Resume it, finished shards kept: flywheel sweep start --sweep-id ${sweepId}`,
+            `Retry its failed shards, finished ones kept: flywheel sweep start --sweep-id ${sweepId}`,
           ],
           threadId: `sweep-${sweepId}`,
+        }),
+      }),
+    );
+
+    this.onRefused = new events.Rule(this, 'OnSweepRefused', {
+      description: 'A trigger (the schedule, a registered checkpoint) asked for a sweep that cannot start: tell people why',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [SWEEP_REFUSED] },
+    });
+    const refusedId = field('$.detail.sweepId');
+    this.onRefused.addTarget(
+      new targets.SnsTopic(props.alarmTopic, {
+        message: chatNotification({
+          title: `Sweep ${refusedId} did not start`,
+          description: `The ${field('$.detail.trigger')} trigger asked for sweep ${refusedId}, which cannot start as asked. ${field('$.detail.message')}`,
+          nextSteps: [`Fix what the message names (register or reactivate a suite or checkpoint, or split the selection), then: flywheel sweep start --sweep-id ${refusedId}`],
+          threadId: `sweep-${refusedId}`,
         }),
       }),
     );

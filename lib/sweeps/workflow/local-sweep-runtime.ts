@@ -56,11 +56,12 @@ export function startLocalSweeps(options: LocalSweepsOptions): LocalSweeps {
   const resumed = workflows.resumeInterrupted();
   if (resumed.length > 0) logger.info('resumed interrupted workflow executions', { executions: resumed });
 
-  const triggerPorts = { records: ports.records, now: ports.now, workflows };
+  const triggerPorts = { records: ports.records, now: ports.now, events: ports.events, workflows };
   const report = (what: string) => (error: unknown) => logger.error(`${what} did not start a sweep`, { error: String(error) });
   const stopCheckpoints = ports.events.subscribe(CHECKPOINT_REGISTERED, async (event) => {
     const started = await startSweepFromTrigger(triggerPorts, { 'detail-type': 'checkpoint.registered', detail: event.detail as { checkpointId: string; sweep?: boolean } }, settings).catch(report('checkpoint.registered'));
-    if (started) logger.info('sweep started for a registered checkpoint', { sweepId: started.sweepId });
+    if (started && 'refused' in started) logger.warn('sweep refused for a registered checkpoint', started.refused);
+    else if (started) logger.info('sweep started for a registered checkpoint', { sweepId: started.sweepId });
   });
 
   const scheduleSetting = getStageSettings('local').sweepSchedule;
@@ -70,7 +71,8 @@ export function startLocalSweeps(options: LocalSweepsOptions): LocalSweeps {
         scheduleSetting,
         async (at) => {
           const started = await startSweepFromTrigger(triggerPorts, { trigger: 'schedule', scheduledTime: at.toISOString() }, settings);
-          if (started) logger.info('scheduled sweep started', { sweepId: started.sweepId });
+          if (started && 'refused' in started) logger.warn('scheduled sweep refused', started.refused);
+          else if (started) logger.info('scheduled sweep started', { sweepId: started.sweepId });
         },
         { onError: report('the schedule') },
       )

@@ -9,6 +9,11 @@
  * - checkpoint: `checkpoint-<id as letters, digits, ->-<8 hex of the id>` over that checkpoint only (the hash keeps
  *   two ids that differ only in punctuation apart).
  *
+ * A trigger whose sweep cannot start for a reason no retry fixes (no active suite, a retired checkpoint, a selection
+ * over the shard limit) is refused, not thrown: `sweep.refused` is published (the Workflows stack routes it to the
+ * alarm topic) with what was wrong, and the answer says so, so Scheduler and EventBridge do not deliver the same
+ * hopeless request five more times and someone learns why last night's sweep did not run.
+ *
  * @example
  * await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-02T02:00:00Z' }, settings);
  */
@@ -16,6 +21,7 @@ import { createHash } from 'node:crypto';
 import type { SweepSettings } from '../../config/stages.ts';
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
+import type { FieldIssue } from '../../api/issues.ts';
 import type { WorkflowsPort } from '../../ports/workflows.ts';
 import { startSweep, type StartSweepResult } from '../start-sweep.ts';
 
@@ -46,19 +52,44 @@ export function checkpointSweepId(checkpointId: string): string {
   return `checkpoint-${slug ? `${slug}-` : ''}${hash}`;
 }
 
-/** Starts the sweep a trigger asks for; undefined when it asks for none (a checkpoint registered with `sweep: false`). */
+/** Published when a trigger's sweep cannot start (EventBridge detail-type), id `sweep.refused:<sweepId>`. */
+export const SWEEP_REFUSED = 'sweep.refused';
+
+/** A trigger's sweep that could not start, and why. */
+export interface RefusedSweep {
+  refused: { sweepId: string; trigger: 'schedule' | 'checkpoint'; message: string; issues: FieldIssue[] };
+}
+
+/**
+ * Starts the sweep a trigger asks for; undefined when it asks for none (a checkpoint registered with `sweep: false`);
+ * `{ refused }` when its request is one no retry fixes. Throws for an event that is no trigger, and for errors a retry
+ * may fix (the store or Step Functions unavailable), so the delivery is retried.
+ */
 export async function startSweepFromTrigger(
-  ports: Pick<Ports, 'records' | 'now'> & { workflows: WorkflowsPort },
+  ports: Pick<Ports, 'records' | 'now' | 'events'> & { workflows: WorkflowsPort },
   event: SweepTriggerEvent,
   settings: SweepSettings,
-): Promise<StartSweepResult | undefined> {
+): Promise<StartSweepResult | RefusedSweep | undefined> {
+  const attempt = async (sweepId: string, trigger: 'schedule' | 'checkpoint', start: () => Promise<StartSweepResult>) => {
+    try {
+      return await start();
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      // No double quotes: the alarm topic's notice template fills the message into a JSON string as it is.
+      const refused = { sweepId, trigger, message: error.message.replaceAll('"', "'"), issues: error.issues.slice(0, 10) };
+      await ports.events.publish([{ type: SWEEP_REFUSED, id: `${SWEEP_REFUSED}:${sweepId}`, detail: refused }]);
+      return { refused };
+    }
+  };
   if ('trigger' in event && event.trigger === 'schedule') {
-    return startSweep(ports, { sweepId: scheduledSweepId(event.scheduledTime) }, settings, { trigger: 'schedule', requestedBy: 'schedule' });
+    const sweepId = scheduledSweepId(event.scheduledTime);
+    return attempt(sweepId, 'schedule', () => startSweep(ports, { sweepId }, settings, { trigger: 'schedule', requestedBy: 'schedule' }));
   }
   if ('detail-type' in event && event['detail-type'] === 'checkpoint.registered') {
     if (event.detail.sweep === false) return undefined;
     const id = event.detail.checkpointId;
-    return startSweep(ports, { sweepId: checkpointSweepId(id), checkpoints: [id] }, settings, { trigger: 'checkpoint', requestedBy: 'checkpoint.registered' });
+    const sweepId = checkpointSweepId(id);
+    return attempt(sweepId, 'checkpoint', () => startSweep(ports, { sweepId, checkpoints: [id] }, settings, { trigger: 'checkpoint', requestedBy: 'checkpoint.registered' }));
   }
   throw new ValidationError('not a sweep trigger: want { trigger: "schedule", scheduledTime } or a checkpoint.registered event', [{ path: '(root)', message: 'unknown trigger' }]);
 }
