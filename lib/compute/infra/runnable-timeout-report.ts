@@ -1,8 +1,7 @@
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { chatNotification } from '../../people/infra/chat-notification.ts';
+import { noticeRule } from '../../people/infra/chat-notification.ts';
 import { type FairSharePool, RUNNABLE_TIMEOUT_REASONS } from './fair-share-pool.ts';
 
 export interface RunnableTimeoutReportProps {
@@ -30,7 +29,7 @@ export class RunnableTimeoutReport extends Construct {
   constructor(scope: Construct, id: string, props: RunnableTimeoutReportProps) {
     super(scope, id);
     const field = (path: string) => events.EventField.fromPath(path);
-    this.rule = new events.Rule(this, 'Rule', {
+    this.rule = noticeRule(this, 'Rule', {
       description: 'Batch jobs cancelled after too long RUNNABLE (no capacity or a misconfigured queue): report them',
       eventPattern: {
         source: ['aws.batch'],
@@ -41,18 +40,15 @@ export class RunnableTimeoutReport extends Construct {
           statusReason: RUNNABLE_TIMEOUT_REASONS.map((reason) => ({ prefix: `${TIME_LIMIT_CANCEL_PREFIX}${reason}` })),
         },
       },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Batch job ${field('$.detail.jobName')} was cancelled after too long RUNNABLE`,
+        description: `Job ${field('$.detail.jobName')} (${field('$.detail.jobId')}) on ${field('$.detail.jobQueue')}: ${field('$.detail.statusReason')}`,
+        nextSteps: [
+          'CAPACITY: no instance of the pool families could be had (quota or regional capacity): raise the EC2 quota or add a family to the pool in lib/config/stages.ts',
+          'MISCONFIGURATION: the job asks for more than the compute environment offers: check the job definition resources against the pool',
+        ],
+      },
     });
-    this.rule.addTarget(
-      new targets.SnsTopic(props.alarmTopic, {
-        message: chatNotification({
-          title: `Batch job ${field('$.detail.jobName')} was cancelled after too long RUNNABLE`,
-          description: `Job ${field('$.detail.jobName')} (${field('$.detail.jobId')}) on ${field('$.detail.jobQueue')}: ${field('$.detail.statusReason')}`,
-          nextSteps: [
-            'CAPACITY: no instance of the pool families could be had (quota or regional capacity): raise the EC2 quota or add a family to the pool in lib/config/stages.ts',
-            'MISCONFIGURATION: the job asks for more than the compute environment offers: check the job definition resources against the pool',
-          ],
-        }),
-      }),
-    );
   }
 }

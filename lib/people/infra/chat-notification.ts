@@ -1,4 +1,7 @@
 import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
 
 /** What one rule tells people: EventBridge placeholders (`EventField.fromPath`) may appear in any string. */
 export interface ChatNotification {
@@ -37,4 +40,25 @@ export function chatNotification(notice: ChatNotification): events.RuleTargetInp
     },
     ...(notice.threadId ? { metadata: { threadId: notice.threadId } } : {}),
   });
+}
+
+export interface NoticeRuleProps {
+  description: string;
+  /** The Flywheel bus; absent: the default bus (where AWS services such as Batch publish). */
+  eventBus?: events.IEventBus;
+  eventPattern: events.EventPattern;
+  alarmTopic: ITopic;
+  notice: ChatNotification;
+}
+
+/**
+ * An EventBridge rule that tells people: events matching the pattern reach the alarm topic as a `chatNotification`.
+ *
+ * @example
+ * noticeRule(this, 'OnSuiteSaturated', { eventBus: bus, eventPattern: { detailType: ['suite.saturated'] }, alarmTopic, notice });
+ */
+export function noticeRule(scope: Construct, id: string, props: NoticeRuleProps): events.Rule {
+  const rule = new events.Rule(scope, id, { description: props.description, ...(props.eventBus ? { eventBus: props.eventBus } : {}), eventPattern: props.eventPattern });
+  rule.addTarget(new targets.SnsTopic(props.alarmTopic, { message: chatNotification(props.notice) }));
+  return rule;
 }

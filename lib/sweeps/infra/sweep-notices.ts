@@ -1,8 +1,7 @@
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { chatNotification } from '../../people/infra/chat-notification.ts';
+import { noticeRule } from '../../people/infra/chat-notification.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { SUITE_SATURATED } from '../check-saturation.ts';
 import { SWEEP_FINISHED } from '../notify-sweep.ts';
@@ -30,63 +29,53 @@ export class SweepNotices extends Construct {
     super(scope, id);
     const field = (path: string) => events.EventField.fromPath(path);
 
-    this.onSaturated = new events.Rule(this, 'OnSuiteSaturated', {
+    const suite = `${field('$.detail.suite')} v${field('$.detail.version')}`;
+    this.onSaturated = noticeRule(this, 'OnSuiteSaturated', {
       description: 'A suite reached its saturation threshold: propose to retire it or forge harder tasks',
       eventBus: props.bus,
       eventPattern: { source: [EVENT_SOURCE], detailType: [SUITE_SATURATED] },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Suite ${suite} is saturated`,
+        description:
+          `Best strict score ${field('$.detail.score')} (${field('$.detail.checkpoint')}, sweep ${field('$.detail.sweepId')}) ` +
+          `reached the threshold ${field('$.detail.threshold')}: the suite no longer separates checkpoints. ` +
+          `Useful life ${field('$.detail.usefulLifeDays')} days.`,
+        nextSteps: [`Retire suite ${suite}`, `Or forge harder tasks for its next version`],
+        threadId: `suite-${field('$.detail.suite')}`,
+      },
     });
-    const suite = `${field('$.detail.suite')} v${field('$.detail.version')}`;
-    this.onSaturated.addTarget(
-      new targets.SnsTopic(props.alarmTopic, {
-        message: chatNotification({
-          title: `Suite ${suite} is saturated`,
-          description:
-            `Best strict score ${field('$.detail.score')} (${field('$.detail.checkpoint')}, sweep ${field('$.detail.sweepId')}) ` +
-            `reached the threshold ${field('$.detail.threshold')}: the suite no longer separates checkpoints. ` +
-            `Useful life ${field('$.detail.usefulLifeDays')} days.`,
-          nextSteps: [`Retire suite ${suite}`, `Or forge harder tasks for its next version`],
-          threadId: `suite-${field('$.detail.suite')}`,
-        }),
-      }),
-    );
 
-    this.onUnsuccessful = new events.Rule(this, 'OnSweepUnsuccessful', {
+    const sweepId = field('$.detail.sweepId');
+    this.onUnsuccessful = noticeRule(this, 'OnSweepUnsuccessful', {
       description: 'A sweep finished with failed shards (partial or failed): tell people',
       eventBus: props.bus,
       eventPattern: { source: [EVENT_SOURCE], detailType: [SWEEP_FINISHED], detail: { status: events.Match.anythingBut('succeeded') } },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Sweep ${sweepId} ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed`,
+        description:
+          `Sweep ${sweepId} finished ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed, ` +
+          `${field('$.detail.succeededShards')} succeeded; ${field('$.detail.regressions')} regression(s) against the incumbent.`,
+        nextSteps: [
+          `See the failed shards: flywheel sweep status ${sweepId} (FLYWHEEL_API_URL and FLYWHEEL_API_KEY of the stage set)`,
+          `Retry its failed shards, finished ones kept: flywheel sweep start --sweep-id ${sweepId}`,
+        ],
+        threadId: `sweep-${sweepId}`,
+      },
     });
-    const sweepId = field('$.detail.sweepId');
-    this.onUnsuccessful.addTarget(
-      new targets.SnsTopic(props.alarmTopic, {
-        message: chatNotification({
-          title: `Sweep ${sweepId} ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed`,
-          description:
-            `Sweep ${sweepId} finished ${field('$.detail.status')}: ${field('$.detail.failedShards')} shard(s) failed, ` +
-            `${field('$.detail.succeededShards')} succeeded; ${field('$.detail.regressions')} regression(s) against the incumbent.`,
-          nextSteps: [
-            `See the failed shards: flywheel sweep status ${sweepId} (FLYWHEEL_API_URL and FLYWHEEL_API_KEY of the stage set)`,
-            `Retry its failed shards, finished ones kept: flywheel sweep start --sweep-id ${sweepId}`,
-          ],
-          threadId: `sweep-${sweepId}`,
-        }),
-      }),
-    );
 
-    this.onRefused = new events.Rule(this, 'OnSweepRefused', {
+    this.onRefused = noticeRule(this, 'OnSweepRefused', {
       description: 'A trigger (the schedule, a registered checkpoint) asked for a sweep that cannot start: tell people why',
       eventBus: props.bus,
       eventPattern: { source: [EVENT_SOURCE], detailType: [SWEEP_REFUSED] },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Sweep ${sweepId} did not start`,
+        description: `The ${field('$.detail.trigger')} trigger asked for sweep ${sweepId}, which cannot start as asked. ${field('$.detail.message')}`,
+        nextSteps: [`Fix what the message names (register or reactivate a suite or checkpoint, or split the selection), then: flywheel sweep start --sweep-id ${sweepId}`],
+        threadId: `sweep-${sweepId}`,
+      },
     });
-    const refusedId = field('$.detail.sweepId');
-    this.onRefused.addTarget(
-      new targets.SnsTopic(props.alarmTopic, {
-        message: chatNotification({
-          title: `Sweep ${refusedId} did not start`,
-          description: `The ${field('$.detail.trigger')} trigger asked for sweep ${refusedId}, which cannot start as asked. ${field('$.detail.message')}`,
-          nextSteps: [`Fix what the message names (register or reactivate a suite or checkpoint, or split the selection), then: flywheel sweep start --sweep-id ${refusedId}`],
-          threadId: `sweep-${refusedId}`,
-        }),
-      }),
-    );
   }
 }
