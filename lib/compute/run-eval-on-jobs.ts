@@ -8,12 +8,14 @@
  *
  * Resumable like a run in-process: the job's idempotency token is the run id plus the try, so starting the same run
  * id again while its job runs waits for that job, and a new try after it ended skips every finished attempt (the
- * children resume from their records).
+ * children resume from their records). The same run id with another suite, model, mode, attempts or shard count is
+ * refused (`Flywheel.ValidationError`): it would deal the tasks to other children.
  *
  * @example
  * const results = await runEvalOnJobs({ runId: 'nightly-1', suiteDir: '/abs/tasks', taskIds, model: 'openai:m@http://…/v1',
  *   modelId: 'm', mode: 'strict', attempts: 2, concurrency: 1, maxTries: 3, retryDelayMs: 2000, shards: 4, ports, jobs });
  */
+import { ValidationError } from '../errors.ts';
 import type { HarnessMode } from '../harness/sandbox/sandbox.ts';
 import { listAttemptRecords, type AttemptRecord } from '../harness/attempt/attempt-record.ts';
 import { summarizeAttempts, type EvalResults } from '../harness/eval/run-eval.ts';
@@ -78,6 +80,19 @@ export async function runEvalOnJobs(input: RunEvalOnJobsInput): Promise<EvalOnJo
     shardCount: input.shards,
     outputPrefix,
   };
+  // A run id is one run: the same id again resumes it, so it must ask for the same thing. Another mode, suite, model
+  // or shard count would deal the tasks to other children (counting attempts twice) or read a spec being replaced.
+  const stored = await input.ports.blobs.get(specKey);
+  if (stored) {
+    const before = JSON.parse(new TextDecoder().decode(stored)) as ShardSpecInput;
+    const differs = (['suiteDir', 'model', 'mode', 'attempts', 'shardCount'] as const).filter((f) => before[f] !== spec[f]);
+    if (differs.length > 0) {
+      throw new ValidationError(
+        `run ${input.runId} was started with other ${differs.join(', ')} (${differs.map((f) => `${f} ${String(before[f])}`).join(', ')}); resume it with the same, or use a new --run-id`,
+        differs.map((f) => ({ path: f, message: `was ${String(before[f])}` })),
+      );
+    }
+  }
   await input.ports.blobs.put(specKey, `${JSON.stringify(spec, null, 2)}\n`, { contentType: 'application/json' });
   const submission = {
     name: `eval-${input.runId}`.slice(0, 128),

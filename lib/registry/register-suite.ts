@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -70,7 +71,8 @@ export async function registerSuite(
     const version = s.version ?? (before ? before.version + 1 : 1);
     const suite: Suite = { ...content, version, status: 'active', createdAt: ports.now().toISOString() };
     const { written } = await ports.records.put(
-      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: s.id, kind: 'suite', ...suite },
+      // A fresh revision: an `updateSuite` that read the version before this one can no longer write over it.
+      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: s.id, kind: 'suite', ...suite, revision: randomUUID() },
       { condition: { kind: 'absentOrOlder', field: 'version', value: version } },
     );
     if (written) return { suite, created: true, ...(before && before.version < version ? { previousVersion: before.version } : {}) };

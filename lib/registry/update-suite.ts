@@ -1,12 +1,14 @@
 /**
  * Changes a suite record with optimistic concurrency: read it, let `change` decide on what was read, write only over
- * that very item (the record's write counter `revision`, which `toSuite` hides, must be unchanged), else read again
- * and decide again. So a sweep marking a suite saturated and a person retiring it at the same moment never undo each
+ * that very item (the record's `revision`, a fresh random id on every write that `toSuite` hides, must be unchanged),
+ * else read again and decide again. Random, not a counter: `registerSuite` writes a new version whole, and a counter
+ * restarting there could match a stale reader's number; an id never repeats. So a sweep marking a suite saturated and a person retiring it at the same moment never undo each
  * other: the loser sees the winner's write and decides on it (`check-saturation` leaves a retired suite alone).
  *
  * @example
  * await updateSuite(records, 'forge-py', (current) => (current.status === 'retired' ? undefined : { ...current, best }));
  */
+import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import { toSuite } from './record-views.ts';
@@ -24,9 +26,9 @@ export async function updateSuite(records: RecordsPort, id: string, change: (cur
     if (!item) throw new NotFoundError(`No suite ${id}`);
     const next = change(toSuite(item));
     if (!next) return undefined;
-    const revision = typeof item.revision === 'number' ? item.revision : undefined;
+    const revision = typeof item.revision === 'string' ? item.revision : undefined;
     const { written } = await records.put(
-      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...next, revision: (revision ?? 0) + 1 },
+      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...next, revision: randomUUID() },
       { condition: { kind: 'unchanged', field: 'revision', value: revision } },
     );
     if (written) return next;

@@ -90,6 +90,8 @@ export async function startSweep(
   // Asked by hand to start a sweep that finished with failed shards: run it again to retry them (the finished ones
   // are kept: plan-shards marks them done). A trigger delivered twice never does; it gets the sweep as it is.
   const again = trigger === 'manual' && (existing?.status === 'partial' || existing?.status === 'failed');
+  // A retry runs the recorded selection again: checked again, so a suite retired since is a 400 here.
+  if (again) await resolveSweepSelection(ports.records, { checkpoints: input.checkpoints, suites: input.suites, modes: input.modes, attemptsPerTask: input.attemptsPerTask }, settings);
   const { executionId } = await ports.workflows.start(SWEEP_WORKFLOW, { name: sweepId, input, ...(again ? { again } : {}) });
   // Where the report finds the execution to describe, and what a second start of this id reuses.
   await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input, executionId, startedAt: now.toISOString() });

@@ -133,6 +133,35 @@ describe('updateSuite: a sweep and a person writing one suite at once', () => {
     expect(suite).not.toHaveProperty('saturatedAt');
     expect(suite).not.toHaveProperty('revision');
   });
+
+  it('a write that read the version before a new registration loses to it, and decides again on the new version', async () => {
+    fx = openSweepFixture();
+    expect((await fx.request('POST', '/v1/suites', { body: suiteBody() })).status).toBe(201);
+    const records = fx.ports.records;
+    let raced = false;
+    const racing: RecordsPort = {
+      get: (pk, sk) => records.get(pk, sk),
+      query: (q) => records.query(q),
+      putMany: (items) => records.putMany(items),
+      delete: (pk, sk) => records.delete(pk, sk),
+      put: async (item, options) => {
+        if (!raced) {
+          raced = true;
+          // Between the read of v1 and the write, the owner registers v2 (other tasks: the next version).
+          expect((await fx.request('POST', '/v1/suites', { body: suiteBody({ taskIds: ['t1', 't2', 't3'] }) })).json.suite.version).toBe(2);
+        }
+        return records.put(item, options);
+      },
+    };
+    const seen: number[] = [];
+    await updateSuite(racing, 'forge-py', (current) => {
+      seen.push(current.version);
+      // As check-saturation decides: only the version it scored.
+      return current.version === 1 ? { ...current, status: 'saturated' } : undefined;
+    });
+    expect(seen).toEqual([1, 2]);
+    expect(await getSuite(records, 'forge-py')).toMatchObject({ version: 2, status: 'active', taskIds: ['t1', 't2', 't3'] });
+  });
 });
 
 describe('POST /v1/suites/{id}/retire', () => {

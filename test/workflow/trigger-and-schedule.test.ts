@@ -53,7 +53,11 @@ describe('a trigger whose sweep cannot start', () => {
     expect(gone).toMatchObject({ refused: { sweepId: checkpointSweepId('ck-gone'), trigger: 'checkpoint', issues: expect.arrayContaining([{ path: 'checkpoints[0]', message: 'no checkpoint ck-gone is registered' }]) } });
     expect(started).toEqual([]);
     const refusals = fx.events.filter((e) => e.type === 'sweep.refused');
-    expect(refusals.map((e) => e.id)).toEqual(['sweep.refused:nightly-20261203', `sweep.refused:${checkpointSweepId('ck-gone')}`]);
+    expect(refusals.map((e) => e.id)).toEqual([expect.stringMatching(/^sweep\.refused:nightly-20261203:[0-9a-f]{8}$/), expect.stringMatching(new RegExp(`^sweep\\.refused:${checkpointSweepId('ck-gone')}:[0-9a-f]{8}$`))]);
+    // Delivered again for the same reason: the same event id (one notice); for another reason: a new one.
+    const again = await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-03T02:00:00Z' }, fx.settings);
+    expect(again).toEqual(nightly);
+    expect(fx.events.filter((e) => e.type === 'sweep.refused').at(-1)!.id).toBe(refusals[0]!.id);
     // An event that is no trigger is still an error (a bug upstream, not a request to refuse).
     await expect(startSweepFromTrigger(ports, { hello: 'world' } as never, fx.settings)).rejects.toMatchObject({ name: 'Flywheel.ValidationError' });
   });

@@ -11,8 +11,8 @@
  *
  * A trigger whose sweep cannot start for a reason no retry fixes (no active suite, a retired checkpoint, a selection
  * over the shard limit) is refused, not thrown: `sweep.refused` is published (the Workflows stack routes it to the
- * alarm topic) with what was wrong, and the answer says so, so Scheduler and EventBridge do not deliver the same
- * hopeless request five more times and someone learns why last night's sweep did not run.
+ * alarm topic) with what was wrong, and the answer says so: the Lambda succeeds, so Scheduler and EventBridge do not
+ * retry the same hopeless request, and someone learns why last night's sweep did not run.
  *
  * @example
  * await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-02T02:00:00Z' }, settings);
@@ -52,7 +52,7 @@ export function checkpointSweepId(checkpointId: string): string {
   return `checkpoint-${slug ? `${slug}-` : ''}${hash}`;
 }
 
-/** Published when a trigger's sweep cannot start (EventBridge detail-type), id `sweep.refused:<sweepId>`. */
+/** Published when a trigger's sweep cannot start (EventBridge detail-type), id `sweep.refused:<sweepId>:<reason hash>`. */
 export const SWEEP_REFUSED = 'sweep.refused';
 
 /** A trigger's sweep that could not start, and why. */
@@ -77,7 +77,9 @@ export async function startSweepFromTrigger(
       if (!(error instanceof ValidationError)) throw error;
       // No double quotes: the alarm topic's notice template fills the message into a JSON string as it is.
       const refused = { sweepId, trigger, message: error.message.replaceAll('"', "'"), issues: error.issues.slice(0, 10) };
-      await ports.events.publish([{ type: SWEEP_REFUSED, id: `${SWEEP_REFUSED}:${sweepId}`, detail: refused }]);
+      // The same refusal delivered again is one event; a refusal for another reason (after a fix, a new one) is news.
+      const reason = createHash('sha256').update(refused.message).digest('hex').slice(0, 8);
+      await ports.events.publish([{ type: SWEEP_REFUSED, id: `${SWEEP_REFUSED}:${sweepId}:${reason}`, detail: refused }]);
       return { refused };
     }
   };

@@ -180,6 +180,10 @@ describe('flywheel eval run (the CLI, as a child process)', () => {
     const again = await run('npx', args, { cwd: process.cwd() });
     expect(again.stdout).toMatch(/ran 0, skipped 2/);
     expect(server.chatRequests()).toHaveLength(6);
+    // Another shard count under the same run id would deal the task to another child: refused, naming it.
+    const reshard = await run('npx', args.map((a, i) => (args[i - 1] === '--jobs' ? '3' : a)), { cwd: process.cwd() }).catch((e: { stderr: string; code: number }) => e);
+    expect((reshard as { code: number }).code).toBe(1);
+    expect((reshard as { stderr: string }).stderr).toMatch(/run jobs-1 was started with other shardCount \(shardCount 2\)/);
     const noFolder = await run('npx', [...args.slice(0, 5), 'no-such-suite', ...args.slice(6)], { cwd: process.cwd() }).catch((e: { stderr: string; code: number }) => e);
     expect((noFolder as { code: number }).code).toBe(1);
   }, 120_000);
