@@ -101,26 +101,31 @@ describe('POST /v1/suites', () => {
   });
 });
 
+/** The records port, with `meanwhile` run once just before the first put: another writer between a read and a write. */
+function racingRecords(records: RecordsPort, meanwhile: () => Promise<void>): RecordsPort {
+  let raced = false;
+  return {
+    get: (pk, sk) => records.get(pk, sk),
+    query: (q) => records.query(q),
+    putMany: (items) => records.putMany(items),
+    delete: (pk, sk) => records.delete(pk, sk),
+    put: async (item, options) => {
+      if (!raced) {
+        raced = true;
+        await meanwhile();
+      }
+      return records.put(item, options);
+    },
+  };
+}
+
 describe('updateSuite: a sweep and a person writing one suite at once', () => {
   it('the write that lost reads again and decides on the winner: a retirement is never undone by a saturation mark', async () => {
     fx = openSweepFixture();
     expect((await fx.request('POST', '/v1/suites', { body: suiteBody() })).status).toBe(201);
     const records = fx.ports.records;
     // Between the sweep step's read and its write, a person retires the suite (through the real use case).
-    let raced = false;
-    const racing: RecordsPort = {
-      get: (pk, sk) => records.get(pk, sk),
-      query: (q) => records.query(q),
-      putMany: (items) => records.putMany(items),
-      delete: (pk, sk) => records.delete(pk, sk),
-      put: async (item, options) => {
-        if (!raced) {
-          raced = true;
-          await retireSuite(fx.ports, 'forge-py', { reason: 'superseded' });
-        }
-        return records.put(item, options);
-      },
-    };
+    const racing = racingRecords(records, async () => void (await retireSuite(fx.ports, 'forge-py', { reason: 'superseded' })));
     const seen: string[] = [];
     const written = await updateSuite(racing, 'forge-py', (current) => {
       seen.push(current.status);
@@ -138,21 +143,10 @@ describe('updateSuite: a sweep and a person writing one suite at once', () => {
     fx = openSweepFixture();
     expect((await fx.request('POST', '/v1/suites', { body: suiteBody() })).status).toBe(201);
     const records = fx.ports.records;
-    let raced = false;
-    const racing: RecordsPort = {
-      get: (pk, sk) => records.get(pk, sk),
-      query: (q) => records.query(q),
-      putMany: (items) => records.putMany(items),
-      delete: (pk, sk) => records.delete(pk, sk),
-      put: async (item, options) => {
-        if (!raced) {
-          raced = true;
-          // Between the read of v1 and the write, the owner registers v2 (other tasks: the next version).
-          expect((await fx.request('POST', '/v1/suites', { body: suiteBody({ taskIds: ['t1', 't2', 't3'] }) })).json.suite.version).toBe(2);
-        }
-        return records.put(item, options);
-      },
-    };
+    // Between the read of v1 and the write, the owner registers v2 (other tasks: the next version).
+    const racing = racingRecords(records, async () => {
+      expect((await fx.request('POST', '/v1/suites', { body: suiteBody({ taskIds: ['t1', 't2', 't3'] }) })).json.suite.version).toBe(2);
+    });
     const seen: number[] = [];
     await updateSuite(racing, 'forge-py', (current) => {
       seen.push(current.version);
