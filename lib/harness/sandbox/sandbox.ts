@@ -20,6 +20,24 @@ export interface SandboxLimits {
   outputBytes: number;
 }
 
+/**
+ * What a task's commands run against besides the workspace: toolchains and the task's dependencies, built outside
+ * the sandbox by `lib/harness/environment/` (cached by the task's lockfiles) and bound read-only inside. Nothing of
+ * the host is visible inside except what an environment binds (plus the sandbox's own minimal base system).
+ */
+export interface SandboxEnvironment {
+  /** Stable id of the environment (hash of the recipe and the lockfiles), for the attempt record. */
+  id: string;
+  /** Host directories bound read-only inside at `target` (a virtualenv, a `node_modules` layer, a toolchain prefix). */
+  binds: Array<{ source: string; target: string }>;
+  /** Paths inside the binds covered by an empty read-only directory (an interpreter's own `site-packages`). */
+  masks?: string[];
+  /** Directories put first on PATH, in this order. */
+  pathDirs: string[];
+  /** Variables set for every command (`VIRTUAL_ENV`, `NODE_PATH`). */
+  env?: Record<string, string>;
+}
+
 export interface SandboxSpec {
   /** The task's repository checkout to copy from (a directory with `.git`, or plain files). */
   sourceDir: string;
@@ -31,6 +49,11 @@ export interface SandboxSpec {
   limits: SandboxLimits;
   /** Extra environment for every command. */
   env?: Record<string, string>;
+  /**
+   * The task environment to run against. Absent: the provider's environment resolver builds (or takes from its cache)
+   * the environment the base tree's lockfiles call for.
+   */
+  environment?: SandboxEnvironment;
 }
 
 export interface ExecResult {
