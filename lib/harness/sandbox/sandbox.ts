@@ -32,6 +32,11 @@ export interface SandboxEnvironment {
   binds: Array<{ source: string; target: string }>;
   /** Paths inside the binds covered by an empty read-only directory (an interpreter's own `site-packages`). */
   masks?: string[];
+  /**
+   * Read-only binds at a path relative to the workspace root (a `node_modules` layer where node's resolution finds it).
+   * They are not part of the agent's diff.
+   */
+  workspaceBinds?: Array<{ source: string; path: string }>;
   /** Directories put first on PATH, in this order. */
   pathDirs: string[];
   /** Variables set for every command (`VIRTUAL_ENV`, `NODE_PATH`). */
@@ -54,6 +59,11 @@ export interface SandboxSpec {
    * the environment the base tree's lockfiles call for.
    */
   environment?: SandboxEnvironment;
+  /**
+   * Writable binds (host `source` at `target` inside). Only the environment builder uses them, to install a task's
+   * dependencies at the fixed path they will later be bound read-only at; never given to an agent's sandbox.
+   */
+  outputBinds?: Array<{ source: string; target: string }>;
 }
 
 export interface ExecResult {
