@@ -1,30 +1,41 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { principalOfContext, requireScope } from '../auth/authorize-request.ts';
+import { scopePortsToTenant } from '../auth/tenant-ports.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { HttpApiHandler } from './http-api.ts';
-import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.ts';
+import { ForbiddenError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.ts';
 import { errorResult } from './json-response.ts';
 import type { ApiHandler, RouteSpec } from './route.ts';
 
 interface CompiledRoute {
   spec: RouteSpec;
-  handler: ApiHandler;
   /** Matches a concrete path and captures `{param}` segments. */
   pattern: RegExp;
   params: string[];
 }
 
+/** Tenants whose handlers are kept built (each tenant's handlers close over its view of the ports). */
+const TENANT_HANDLERS_KEPT = 64;
+
 /**
  * One handler for several routes: picks the route from `event.resource` + `event.httpMethod` (what API Gateway
  * sends), or, when `resource` is not a route template (a plain local request), matches `event.path` against the
- * templates and fills `pathParameters`. Handlers are built once, here. Unknown paths get 404, known paths with
- * another method 405, both as JSON errors.
+ * templates and fills `pathParameters`. Unknown paths get 404, known paths with another method 405, both as JSON
+ * errors.
+ *
+ * Authorization: the request must carry an authorizer context (`requestContext.authorizer`: `tenant`, `scopes`),
+ * put there by the Lambda authorizer on AWS (`functions/api/authorizer.ts`) and by the local server after its key
+ * check: one code path. Without one, every request is 403 (fail closed); a route whose scope the key lacks is 403
+ * naming the scope. The route's handler then runs over the tenant's view of the ports (`scopePortsToTenant`), so one
+ * tenant's data is invisible to another. Handlers are built per tenant on first use, and kept.
  *
  * The result is a middy handler, so Lambda entries add Powertools middlewares with `.use()`.
  *
  * @example
  * const dispatch = makeDispatcher(routes, ports);
- * await dispatch({ httpMethod: 'POST', resource: '/v1/feedback', path: '/v1/feedback', body, headers, … }, context);
+ * await dispatch({ httpMethod: 'POST', resource: '/v1/feedback', path: '/v1/feedback', body, headers,
+ *   requestContext: { authorizer: { tenant: 'default', scopes: 'ingest' }, … }, … }, context);
  */
 export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): HttpApiHandler {
   const compiled: CompiledRoute[] = routeSpecs.map((spec) => {
@@ -38,11 +49,24 @@ export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): 
         return '([^/]+)';
       })
       .join('/');
-    return { spec, handler: spec.make(ports), pattern: new RegExp(`^${source}/?$`), params };
+    return { spec, pattern: new RegExp(`^${source}/?$`), params };
   });
   const byKey = new Map(compiled.map((c) => [`${c.spec.method} ${c.spec.path}`, c]));
+  const handlers = new Map<string, Map<RouteSpec, ApiHandler>>();
+  const handlerFor = (tenant: string, spec: RouteSpec): ApiHandler => {
+    let built = handlers.get(tenant);
+    if (!built) {
+      if (handlers.size >= TENANT_HANDLERS_KEPT) handlers.delete(handlers.keys().next().value!);
+      handlers.set(tenant, (built = new Map()));
+    }
+    let h = built.get(spec);
+    if (!h) built.set(spec, (h = spec.make(scopePortsToTenant(ports, tenant))));
+    return h;
+  };
 
   const dispatch = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    const principal = principalOfContext(event.requestContext?.authorizer);
+    if (!principal) return errorResult(new ForbiddenError('Forbidden: the request carries no authorized API key'));
     const method = event.httpMethod.toUpperCase();
     let route = byKey.get(`${method} ${event.resource}`);
     if (!route) {
@@ -68,7 +92,13 @@ export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): 
         event = { ...event, resource: route.spec.path };
       }
     }
-    return (route.handler as (e: APIGatewayProxyEvent, c?: Context) => Promise<APIGatewayProxyResult>)(event, context);
+    try {
+      requireScope(principal, route.spec.scope, route.spec.operationId);
+    } catch (error) {
+      return errorResult(error);
+    }
+    const handler = handlerFor(principal.tenant, route.spec);
+    return (handler as (e: APIGatewayProxyEvent, c?: Context) => Promise<APIGatewayProxyResult>)(event, context);
   };
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(dispatch) as unknown as HttpApiHandler;
 }

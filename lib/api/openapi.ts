@@ -96,7 +96,8 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[]): ReturnType<O
     type: 'apiKey',
     in: 'header',
     name: 'x-api-key',
-    description: 'An API Gateway API key under the stage usage plan (the local runtime prints one on start).',
+    description:
+      'An API key (`flywheel keys create --tenant t --scopes …`): its tenant is the data it reaches, its scopes the routes it may call (ingest: post feedback and reports; read; admin: suites, checkpoints, sweeps, labels and approvals, implies read). On AWS it is also an API Gateway key of the stage usage plan. The local runtime prints its own (default tenant, every scope) on start.',
   });
   for (const route of routes) {
     const op = OPERATIONS[route.operationId];
@@ -107,7 +108,9 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[]): ReturnType<O
       path: route.path,
       operationId: route.operationId,
       ...(route.apiKeyRequired ? { security: [{ [apiKey.name]: [] }] } : {}),
-    });
+      description: `${op.description ? `${op.description}\n\n` : ''}Needs a key with the \`${route.scope}\` scope${route.scope === 'read' ? ' (or admin)' : ''}.`,
+      'x-flywheel-scope': route.scope,
+    } as RouteConfig);
   }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

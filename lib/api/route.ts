@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { Scope } from '../auth/scopes.ts';
 import type { Ports } from '../ports/ports.ts';
 
 /** An HTTP handler in API Gateway's REST (v1) proxy shape: used by Lambda and by the local server alike. */
@@ -17,5 +18,10 @@ export interface RouteSpec {
   lambda: string;
   /** False for routes open without an API key (none today: even the OpenAPI document needs a key). */
   apiKeyRequired: boolean;
+  /**
+   * The scope a key needs (`lib/auth/scopes.ts`): `ingest` (post feedback and reports), `read`, or `admin` (suites,
+   * checkpoints, sweeps, labels and approvals; implies read). Checked by the dispatcher on every request.
+   */
+  scope: Scope;
   make: (ports: Ports) => ApiHandler;
 }

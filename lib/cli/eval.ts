@@ -301,10 +301,11 @@ export function compareModesTable(report: CompareModesReport): string {
       String(d.pairedTasks),
       d.signTest.pValue === null ? '-' : d.signTest.pValue.toPrecision(2),
       String(m.lenientOnly.length),
+      `${m.strict.integrityFailures}/${m.lenient.integrityFailures}`,
     ];
   });
   const lines = [
-    table(['model', 'strict pass@1', 'lenient pass@1', 'lenient − strict', '95% CI', 'paired tasks', 'sign-test p', 'lenient-only'], rows),
+    table(['model', 'strict pass@1', 'lenient pass@1', 'lenient − strict', '95% CI', 'paired tasks', 'sign-test p', 'lenient-only', 'integrity failures (strict/lenient)'], rows),
     `${report.tasks} task(s) × ${report.attemptsPerTask} attempt(s) per mode · CI: paired bootstrap over tasks, ${report.models[0]?.difference.resamples ?? 0} resamples, seed ${report.models[0]?.difference.seed ?? 0}`,
   ];
   for (const m of report.models) {

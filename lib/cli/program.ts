@@ -3,6 +3,7 @@ import { registerDlqCommands } from './dlq.ts';
 import { registerEvalCommands } from './eval.ts';
 import { registerFeedbackCommands } from './feedback.ts';
 import { registerJobsCommands } from './jobs.ts';
+import { registerKeysCommands } from './keys.ts';
 import { registerModesCommands } from './modes.ts';
 import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
@@ -28,5 +29,6 @@ export function buildProgram(): Command {
   registerSuiteCommands(program);
   registerSweepCommands(program);
   registerModesCommands(program);
+  registerKeysCommands(program);
   return program;
 }

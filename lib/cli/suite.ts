@@ -2,8 +2,37 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Suite, SuiteDetail } from '../registry/schemas.ts';
+import { openLocalPorts } from '../drivers/local/local-ports.ts';
+import { registerSuite } from '../registry/register-suite.ts';
+import { suiteView } from '../registry/record-views.ts';
 import { formatSuiteDetail, formatSuiteList } from './suite-table.ts';
-import { callForCli as call, targetOptions, type JsonFlags } from './target.ts';
+import { callForCli as call, dataDirFrom, targetOptions, type JsonFlags } from './target.ts';
+
+type RegisterAnswer = { suite: Omit<Suite, 'taskIds'>; created: boolean; previousVersion?: number };
+
+/**
+ * A folder suite names a folder of this machine: the API never takes one (its server must not read paths a client
+ * names), so it is registered straight into the local data folder's records, the operator's own, without HTTP.
+ */
+async function registerFolderSuite(flags: JsonFlags, body: unknown): Promise<RegisterAnswer | undefined> {
+  if (flags.url ?? process.env.FLYWHEEL_API_URL) {
+    throw new Error(
+      'a folder suite (tasks.kind folder) names a folder of this machine: it is registered into the local data folder (--data-dir), never through the API; for a deployed stage put the task files under suites/<id>/ in blobs (tasks.kind blobs)',
+    );
+  }
+  const ports = openLocalPorts(dataDirFrom(flags));
+  try {
+    const { suite, created, previousVersion } = await registerSuite(ports, body);
+    const answer: RegisterAnswer = { suite: suiteView(suite), created, ...(previousVersion !== undefined ? { previousVersion } : {}) };
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+      return undefined;
+    }
+    return answer;
+  } finally {
+    ports.close();
+  }
+}
 
 /**
  * Reads a suite file (`SuiteInput` JSON; "-" reads stdin). A relative `tasks.path` of a folder suite is taken from the
@@ -63,13 +92,16 @@ export function registerSuiteCommands(program: Command): void {
       .command('register')
       .description(
         'register a suite, or a new version of one, from a JSON file: { id, visibility: public|private, owner, tasks: ' +
-          '{ kind: records } | { kind: blobs, prefix } | { kind: folder, path }, taskIds: [...], description?, ' +
-          'saturationThreshold?, version? }. Without version, a changed file gets the next version and an unchanged one is a no-op',
+          '{ kind: records } | { kind: blobs, prefix: suites/<id>/… } | { kind: folder, path }, taskIds: [...], description?, ' +
+          'saturationThreshold?, version? }. Without version, a changed file gets the next version and an unchanged one is a no-op. ' +
+          'A folder suite is registered straight into the local data folder (--data-dir), never through the API',
       )
       .requiredOption('-f, --file <path>', 'the suite JSON ("-" reads stdin); a relative folder path is taken from the file\'s folder')
       .option('--json', 'print the API answer as JSON'),
   ).action(async (flags: JsonFlags & { file: string }) => {
-    const answer = await call<{ suite: Omit<Suite, 'taskIds'>; created: boolean; previousVersion?: number }>(flags, 'POST', '/v1/suites', readSuiteFile(flags.file));
+    const body = readSuiteFile(flags.file);
+    const folder = (body as { tasks?: { kind?: unknown } } | null)?.tasks?.kind === 'folder';
+    const answer = folder ? await registerFolderSuite(flags, body) : await call<RegisterAnswer>(flags, 'POST', '/v1/suites', body);
     if (!answer) return;
     const s = answer.suite;
     process.stdout.write(

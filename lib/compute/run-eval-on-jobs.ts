@@ -47,6 +47,11 @@ export interface RunEvalOnJobsInput {
   checkpoint?: string;
   /** Children of the array job (1: a single job). */
   shards: number;
+  /**
+   * The environment image every task of the run names (see `groupTasksByImage`): the job runs under the job definition
+   * for that image. Tasks of several images are several runs.
+   */
+  image?: string;
   ports: { records: RecordsPort; blobs: BlobsPort };
   jobs: JobsPort;
   pollMs?: number;
@@ -78,6 +83,7 @@ export async function runEvalOnJobs(input: RunEvalOnJobsInput): Promise<EvalOnJo
     maxTries: input.maxTries,
     retryDelayMs: input.retryDelayMs,
     shardCount: input.shards,
+    ...(input.image ? { environmentImage: input.image } : {}),
     outputPrefix,
   };
   // A run id is one run: the same id again resumes it, so it must ask for the same thing. Another mode, suite, model
@@ -100,6 +106,7 @@ export async function runEvalOnJobs(input: RunEvalOnJobsInput): Promise<EvalOnJo
     category: 'evaluation' as const,
     pool: 'gpu' as const,
     environment: { FLYWHEEL_SHARD_KEY: specKey, FLYWHEEL_SHARD_COUNT: String(input.shards) },
+    ...(input.image ? { image: input.image } : {}),
     // Batch arrays start at 2; one shard is a plain job.
     ...(input.shards >= 2 ? { arraySize: input.shards } : {}),
   };

@@ -49,6 +49,12 @@ export const ShardSpecSchema = z
     vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1).optional(), port: VllmPortSchema.optional() }).optional(),
     /** Blob key of the checkpoint (a tarball, or one file) unpacked into FLYWHEEL_CHECKPOINT_DIR before vLLM starts. */
     artifactKey: z.string().min(1).optional(),
+    /**
+     * The environment image this shard's tasks name (`task.environment.image`): on AWS the job runs under the job
+     * definition for that image (`JobSubmission.image`); absent, the rollout image with the cached environment of each
+     * task's lockfiles. A shard holds tasks of one image only (`groupTasksByImage`).
+     */
+    environmentImage: z.string().min(1).max(255).optional(),
     /** Results go to `<outputPrefix>/shard-<index>.json`. */
     outputPrefix: z.string().min(1).regex(/^[^/].*[^/]$|^[^/]$/, 'no leading or trailing slash'),
   })

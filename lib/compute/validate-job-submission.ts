@@ -9,6 +9,9 @@ import { COMPUTE_CATEGORIES, COMPUTE_POOLS, type JobSubmission } from '../ports/
 /** Batch job names: up to 128 letters, digits, hyphens and underscores, starting with a letter or digit. */
 export const JOB_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** A container image reference as Batch takes it (`public.ecr.aws/x/y:tag`, `swebench/sweb.eval.x86_64.a_1776_b:latest`, `name@sha256:…`). */
+export const IMAGE_REFERENCE = /^[a-z0-9][a-z0-9._\-/:@]{0,254}$/i;
+
 export function validateJobSubmission(submission: JobSubmission, knownDefinitions?: readonly string[]): void {
   const issues: Array<{ path: string; message: string }> = [];
   const s = submission;
@@ -26,6 +29,7 @@ export function validateJobSubmission(submission: JobSubmission, knownDefinition
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || key.startsWith('AWS_BATCH')) issues.push({ path: `environment.${key}`, message: 'a variable name, not starting with AWS_BATCH (Batch reserves those)' });
     if (typeof value !== 'string') issues.push({ path: `environment.${key}`, message: 'a string' });
   }
+  if (s.image !== undefined && (typeof s.image !== 'string' || !IMAGE_REFERENCE.test(s.image))) issues.push({ path: 'image', message: 'a container image reference (registry/name:tag or name@sha256:…), up to 255 characters' });
   if (s.command !== undefined && (!Array.isArray(s.command) || s.command.some((a) => typeof a !== 'string'))) issues.push({ path: 'command', message: 'an array of strings' });
   if (issues.length > 0) throw new ValidationError(`invalid job submission: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
 }

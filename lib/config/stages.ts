@@ -13,6 +13,20 @@ export interface ApiThrottle {
   burstLimit: number;
   /** Requests per key per day; 0 means no quota. */
   dailyQuota: number;
+  /** The web ACL in front of the API (`lib/constructs/api-waf.ts`). */
+  waf: ApiWafSettings;
+}
+
+/**
+ * Rate rules of the API's web ACL, per client IP over WAF's 5-minute window (WAF takes 10 to 2,000,000,000). A client
+ * over a limit gets 429 with `Retry-After` until its rate falls back under it. They bound what one address can cost
+ * before API Gateway looks at its key: the usage plan throttles per key, these per address, keyed or not.
+ */
+export interface ApiWafSettings {
+  /** Requests per IP per 5 minutes, any request. */
+  requestsPerIpPer5Minutes: number;
+  /** Requests per IP per 5 minutes that carry no `x-api-key` header (all refused with 403: scanners, floods). */
+  keylessRequestsPerIpPer5Minutes: number;
 }
 
 /**
@@ -95,6 +109,12 @@ export interface StageSettings {
     deadLetterDepthThreshold: number;
     /** Handler errors in 5 minutes that raise the alarm. */
     handlerErrorThreshold: number;
+    /**
+     * Age of the oldest message (seconds) that raises a queue's alarm: a consumer that stopped, or is too slow for
+     * the load. `deadLetter` is for the dead-letter queues, where the age counts from the first enqueue into the
+     * source queue and a message is lost at `deadLetterRetentionDays`: the alarm leaves days to redrive.
+     */
+    queueAgeSeconds: { ingest: number; modes: number; deadLetter: number };
   };
   notifications: NotificationSettings;
   /** Fair-share weights (shares of capacity, higher = more) of the five compute categories in every pool's queue. */
@@ -109,6 +129,12 @@ export interface StageSettings {
   runnableTimeLimitSeconds: number;
   /** Egress of the Batch jobs to model endpoints besides HTTPS (443), which is always allowed. */
   modelEndpointEgress: ModelEndpointEgress[];
+  /**
+   * Blob prefixes (ending in `/`) that rollout jobs may read besides their own (`sweeps/`, `evals/`, `forge/suites/`):
+   * where checkpoint weights (`artifactKey`) and suites' task files (`tasks: { kind: 'blobs', prefix }`) are kept. A
+   * checkpoint or suite stored elsewhere is unreadable by the rollout job on AWS (`lib/compute/infra/job-access.ts`).
+   */
+  jobReadPrefixes: string[];
   sweeps: SweepSettings;
   /**
    * The per-stage sweep schedule (EventBridge Scheduler; locally the runtime's timer, off with FLYWHEEL_SCHEDULE=off):
@@ -125,8 +151,15 @@ const base: Omit<StageSettings, 'stage'> = {
   noncurrentVersionDays: 30,
   deadLetterRetentionDays: 14,
   maxReceiveCount: 5,
-  api: { rateLimit: 500, burstLimit: 1000, dailyQuota: 0 },
-  alarms: { emails: [], deadLetterDepthThreshold: 1, handlerErrorThreshold: 5 },
+  api: { rateLimit: 500, burstLimit: 1000, dailyQuota: 0, waf: { requestsPerIpPer5Minutes: 30_000, keylessRequestsPerIpPer5Minutes: 300 } },
+  alarms: {
+    emails: [],
+    deadLetterDepthThreshold: 1,
+    handlerErrorThreshold: 5,
+    // Ingest: the processor drains within seconds; 15 minutes is a stopped consumer. Modes: the queue rides out a judge
+    // endpoint that is down, so an hour. Dead letters: 3 days, leaving 11 of the 14 days' retention to redrive.
+    queueAgeSeconds: { ingest: 900, modes: 3600, deadLetter: 3 * 86_400 },
+  },
   notifications: {},
   // Evaluation and training carry the loop; research is best effort; inference (serving experiments) is small.
   computeShares: { inference: 1, training: 3, 'data-and-reward': 2, evaluation: 3, research: 1 },
@@ -137,6 +170,7 @@ const base: Omit<StageSettings, 'stage'> = {
   },
   runnableTimeLimitSeconds: 3600,
   modelEndpointEgress: [],
+  jobReadPrefixes: ['checkpoints/', 'weights/', 'suites/', 'tasks/'],
   sweeps: { saturationThreshold: 0.9, shardMaxTasks: 50, tasksPerChild: 10, attemptsPerTask: 1 },
   // Nightly at 02:00 UTC over the active suites and the newest checkpoints.
   sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
@@ -146,7 +180,7 @@ export const STAGES: Record<StageName, StageSettings> = {
   local: {
     ...base,
     stage: 'local',
-    api: { rateLimit: 100_000, burstLimit: 200_000, dailyQuota: 0 },
+    api: { rateLimit: 100_000, burstLimit: 200_000, dailyQuota: 0, waf: base.api.waf },
     runnableTimeLimitSeconds: 600,
   },
   dev: {
@@ -163,8 +197,10 @@ export const STAGES: Record<StageName, StageSettings> = {
     logRetentionDays: 90,
     rawArchiveExpireDays: 0,
     noncurrentVersionDays: 90,
-    api: { rateLimit: 2000, burstLimit: 4000, dailyQuota: 0 },
-    alarms: { emails: [], deadLetterDepthThreshold: 1, handlerErrorThreshold: 1 },
+    // 120,000 per 5 minutes is the stage throttle (2,000/s) from one address for a minute: a batch uploader on one
+    // NAT address fits, a flood from one address does not.
+    api: { rateLimit: 2000, burstLimit: 4000, dailyQuota: 0, waf: { requestsPerIpPer5Minutes: 120_000, keylessRequestsPerIpPer5Minutes: 300 } },
+    alarms: { ...base.alarms, handlerErrorThreshold: 1, queueAgeSeconds: { ingest: 600, modes: 3600, deadLetter: 3 * 86_400 } },
     computeShares: { inference: 2, training: 4, 'data-and-reward': 2, evaluation: 3, research: 1 },
     computeShareDecaySeconds: 14_400,
     computePools: {

@@ -116,6 +116,33 @@ export class ArtifactsBucket extends Construct {
     return grant;
   }
 
+  /**
+   * Object access under key patterns only (IAM wildcards: `*` spans `/`): GetObject under `read`, PutObject under
+   * `write` (never DeleteObject: the bucket is versioned, so an overwrite keeps the earlier version), an explicit deny
+   * of PutObject under `denyWrite` (keys a wider `write` pattern would cover but the grantee must never write), and
+   * ListBucket on the bucket. ListBucket is on the whole key space, names only: without it S3 answers 403 rather
+   * than 404 for a missing key, and the blobs port tells "absent" from "denied" by that.
+   *
+   * @example
+   * blobs.grantObjectPatterns(role, { read: ['sweeps/*'], write: ['sweeps/*' + '/results/*'], denyWrite: ['sweeps/*' + '/shards/*'], reason });
+   */
+  grantObjectPatterns(grantee: iam.IGrantable & Construct, access: { read: readonly string[]; write: readonly string[]; denyWrite?: readonly string[]; reason: string }): void {
+    const arn = this.arnIn(grantee);
+    const objects = (patterns: readonly string[]) => patterns.map((p) => `${arn.value}/${p}`);
+    iam.Grant.addToPrincipal({ grantee, actions: ['s3:ListBucket'], resourceArns: [arn.value] });
+    if (access.read.length > 0) iam.Grant.addToPrincipal({ grantee, actions: ['s3:GetObject'], resourceArns: objects(access.read) });
+    if (access.write.length > 0) iam.Grant.addToPrincipal({ grantee, actions: ['s3:PutObject'], resourceArns: objects(access.write) });
+    if (access.denyWrite && access.denyWrite.length > 0) {
+      grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ effect: iam.Effect.DENY, actions: ['s3:PutObject'], resources: objects(access.denyWrite) }));
+    }
+    const wildcards = [...new Set([...access.read, ...access.write].filter((p) => p.includes('*')))];
+    if (wildcards.length > 0) {
+      Validations.of(grantee).acknowledge(
+        ...wildcards.map((p) => ({ id: `AwsSolutions-IAM5[Resource::${arn.label}/${p}]`, reason: access.reason })),
+      );
+    }
+  }
+
   /** The bucket ARN as the grantee's stack sees it, and the label cdk-nag prints for it. */
   private arnIn(grantee: Construct): { value: string; label: string } {
     if (Stack.of(grantee) === Stack.of(this)) {

@@ -65,6 +65,30 @@ export class RecordsTable extends Construct {
     return this.grantRead(grantee).combine(writes);
   }
 
+  /**
+   * Item access by partition-key prefix (`dynamodb:LeadingKeys`, IAM `StringLike` patterns such as `EVAL#*`): GetItem
+   * and Query under `read`, PutItem under `write` (no update, delete or batch write), and Query on an index for the
+   * index partitions listed per index. Table statements also require the key to be present, so a request that names
+   * no partition (Scan, which is not granted anyway) never passes on an empty match.
+   *
+   * @example
+   * records.grantPartitions(role, { read: ['EVAL#*'], write: ['EVAL#*', 'ROLLOUT#*'] });
+   */
+  grantPartitions(grantee: iam.IGrantable, access: { read: readonly string[]; write: readonly string[]; indexQueries?: Partial<Record<(typeof RECORD_INDEXES)[number], readonly string[]>> }): void {
+    const leading = (patterns: readonly string[], requirePresent: boolean) => ({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...patterns] },
+      ...(requirePresent ? { Null: { 'dynamodb:LeadingKeys': 'false' } } : {}),
+    });
+    const add = (actions: string[], resources: string[], conditions: Record<string, unknown>) =>
+      grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources, conditions }));
+    if (access.read.length > 0) add(['dynamodb:GetItem', 'dynamodb:Query'], [this.table.tableArn], leading(access.read, true));
+    if (access.write.length > 0) add(['dynamodb:PutItem'], [this.table.tableArn], leading(access.write, true));
+    for (const index of RECORD_INDEXES) {
+      const partitions = access.indexQueries?.[index];
+      if (partitions && partitions.length > 0) add(['dynamodb:Query'], [`${this.table.tableArn}/index/${index}`], leading(partitions, false));
+    }
+  }
+
   private resourceArns(): string[] {
     return [this.table.tableArn, ...RECORD_INDEXES.map((index) => `${this.table.tableArn}/index/${index}`)];
   }

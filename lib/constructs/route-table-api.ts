@@ -72,11 +72,7 @@ export class RouteTableApi extends Construct {
       reason:
         'Validation is the handlers\': they check size (413), content type (415) and the zod schema, and list every offending field (400), which an API Gateway model cannot.',
     });
-    Validations.of(this.api.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'No WAF in this issue: every method needs an API key and the usage plan throttles per key; a web ACL can be associated per deployment later.',
-    });
+    // The stage's web ACL (AwsSolutions-APIG3) is the API stack's ApiWaf (lib/constructs/api-waf.ts).
     const cloudWatchRole = this.api.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({
@@ -102,10 +98,6 @@ export class RouteTableApi extends Construct {
         operationName: route.operationId,
       });
       Validations.of(method).acknowledge(
-        {
-          id: 'AwsSolutions-APIG4',
-          reason: 'Product clients authenticate with API keys under a usage plan (issue 2); there is no end-user identity to authorize.',
-        },
         {
           id: 'AwsSolutions-COG4',
           reason: 'Callers are services holding API keys, not Cognito users.',

@@ -45,10 +45,11 @@ export async function ingestFeedback(ports: Ports, body: unknown): Promise<Inges
   }
 
   const results: ItemResult[] = new Array(raws.length);
-  const items: FeedbackEvent[] = [];
+  const accepted: Array<{ index: number; event: FeedbackEvent }> = [];
   const issues: FieldIssue[] = [];
   const seen = new Set<string>();
   const trajectoryPuts: Promise<void>[] = [];
+  const referenced: Array<{ index: number; blobKey: string }> = [];
   let duplicates = 0;
 
   for (let i = 0; i < raws.length; i++) {
@@ -72,13 +73,33 @@ export async function ingestFeedback(ports: Ports, body: unknown): Promise<Inges
     e.feedbackKey ??= `${e.traceId}:${e.turnId}:${e.reporter}`;
     e.receivedAt = receivedAt;
     if (e.trajectory && 'inline' in e.trajectory) {
+      // The server chooses the key (the ports are the tenant's: it lands in the tenant's blobs).
       const blobKey = blobKeys.trajectory(e.eventId);
       trajectoryPuts.push(ports.blobs.put(blobKey, JSON.stringify(e.trajectory.inline), { contentType: 'application/json' }));
       e.trajectory = { blobKey };
+    } else if (e.trajectory?.blobKey !== undefined) {
+      referenced.push({ index: i, blobKey: e.trajectory.blobKey });
     }
-    items.push(e);
+    accepted.push({ index: i, event: e });
     results[i] = { index: i, eventId: e.eventId, status: 'accepted' };
   }
+
+  // A referenced trajectory must be one this tenant stored (its view of the blobs holds only its own keys).
+  if (referenced.length > 0) {
+    const missing = new Set<number>();
+    await Promise.all(
+      referenced.map(async ({ index, blobKey }) => {
+        if ((await ports.blobs.get(blobKey)) === undefined) missing.add(index);
+      }),
+    );
+    for (const index of missing) {
+      const issue = { path: `${isBatch ? `events[${index}].` : ''}trajectory.blobKey`, message: 'names no trajectory stored by this tenant' };
+      results[index] = { index, eventId: results[index]!.eventId!, status: 'rejected', issues: [issue] };
+      issues.push(issue);
+    }
+  }
+  const items: FeedbackEvent[] = [];
+  for (const { index, event } of accepted) if (results[index]!.status === 'accepted') items.push(event);
 
   const rejected = raws.length - items.length - duplicates;
   ports.metrics?.count('EventsRejected', rejected);

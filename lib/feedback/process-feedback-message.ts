@@ -1,3 +1,4 @@
+import { scopePortsToTenant, tenantOf } from '../auth/tenant-ports.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
 import { forEachLimited } from './for-each-limited.ts';
@@ -30,9 +31,12 @@ const IDS_PER_EVENT = 200;
  * this message's ingestId was written by our own earlier attempt and counts as stored by this delivery.
  *
  * @example
- * const { storedIds, duplicates } = await processFeedbackMessage(ports, message.body);
+ * const { storedIds, duplicates } = await processFeedbackMessage(ports, message.body); // the message names its tenant
  */
-export async function processFeedbackMessage(ports: Ports, body: string): Promise<ProcessedMessage> {
+export async function processFeedbackMessage(rootPorts: Ports, body: string): Promise<ProcessedMessage> {
+  // The message carries the tenant of the key that posted it (lib/auth/tenant-ports.ts): everything below reads and
+  // writes that tenant's records and blobs, and the events it publishes name it.
+  const ports = scopePortsToTenant(rootPorts, messageTenant(body));
   const envelope = await readEnvelope(ports.blobs, body);
   const { ingestId } = envelope;
   const out =
@@ -66,6 +70,14 @@ export async function processFeedbackMessage(ports: Ports, body: string): Promis
     ports.metrics?.count('ReportsDuplicate', out.duplicates);
   }
   return { ingestId, kind: envelope.kind, storedIds, duplicates: out.duplicates, ...(archiveKey ? { archiveKey } : {}) };
+}
+
+/** The tenant a queue message names (`default` when none); a malformed one throws (the message is dead-lettered). */
+function messageTenant(body: string): string {
+  // The tenant is spliced in first (`{"tenant":"acme",…`): read it without parsing a large body twice.
+  const m = /^\{"tenant":("(?:[^"\\]|\\.)*")/.exec(body);
+  if (!m) return tenantOf(undefined);
+  return tenantOf({ tenant: JSON.parse(m[1]!) as unknown });
 }
 
 /** The archived line: the item as ingested, without the store's key attributes (Athena reads plain fields). */

@@ -25,8 +25,11 @@ export const feedbackKeys = {
 } as const;
 
 export const blobKeys = {
-  /** Inline trajectories moved out of the event. */
-  trajectory: (eventId: string) => `trajectories/feedback/${eventId}.json`,
+  /**
+   * Inline trajectories moved out of the event. The id is escaped (`/` → `%2F`, …): one path segment per id, so ids
+   * never collide as paths (`a` → `a.json` and `a.json/x` → `a.json%2Fx.json`, not a file inside `a.json/`).
+   */
+  trajectory: (eventId: string) => `trajectories/feedback/${encodeURIComponent(eventId)}.json`,
   /** An ingest envelope too large for one queue message. */
   spooledEnvelope: (ingestId: string) => `spool/ingest/${ingestId}.json`,
   /** One JSON Lines object per processed message (one ingest request); a retry overwrites it. */

@@ -7,6 +7,7 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { boundedJson, FREE_JSON_MAX_DEPTH } from '../api/json-bounds.ts';
 
 extendZodWithOpenApi(z);
 
@@ -27,6 +28,12 @@ export const FEEDBACK_LIMITS = {
   tagsMax: 32,
   linksMax: 32,
 } as const;
+
+/**
+ * Where the trajectories clients upload (inline) are stored, in each tenant's blobs; a client's `trajectory.blobKey`
+ * must name one of them (not the harness's `trajectories/attempts/`, nor anything else of the tenant).
+ */
+export const TRAJECTORY_KEY_PREFIX = 'trajectories/feedback/';
 
 /**
  * Identifiers that end up inside record keys (`FEEDBACK#<eventId>`): no `#`, no whitespace, no control characters.
@@ -73,7 +80,12 @@ const Tags = z
   .max(FEEDBACK_LIMITS.tagsMax)
   .openapi({ description: `Up to ${FEEDBACK_LIMITS.tagsMax} labels of 1–64 characters.` });
 
-/** A trajectory given by reference (already in the blob store) or inline (the server moves it to a blob). */
+/**
+ * A trajectory given by reference or inline. Clients never choose where a trajectory is stored: an inline one is
+ * stored by the server under a key it makes (`trajectories/feedback/<escaped eventId>.json` in the key's tenant), and
+ * a `blobKey` may only name such a stored trajectory of the same tenant (checked at ingest: it must exist under
+ * `trajectories/feedback/` in the tenant's blobs), e.g. the `trajectory.blobKey` an earlier event's record shows.
+ */
 export const TrajectoryRef = z
   .union([
     z.strictObject({
@@ -81,20 +93,21 @@ export const TrajectoryRef = z
         .string()
         .min(1)
         .max(1024)
-        .regex(/^(?!.*\.\.)[A-Za-z0-9._\/=:-]+$/, { message: 'must be a blob key (letters, digits, . _ / = : -, no "..")' }),
+        .regex(/^(?!.*\.\.)[A-Za-z0-9._\/=:%-]+$/, { message: 'must be a blob key (letters, digits, . _ / = : % -, no "..")' })
+        .refine((k) => k.startsWith(TRAJECTORY_KEY_PREFIX) && !k.slice(TRAJECTORY_KEY_PREFIX.length).includes('/') && k.endsWith('.json'), {
+          message: `must name an uploaded trajectory (${TRAJECTORY_KEY_PREFIX}<id>.json)`,
+        }),
     }),
     z.strictObject({
       inline: z
         .unknown()
         .refine((v) => v !== undefined, { message: 'inline trajectory is required' })
-        .refine((v) => jsonFits(v, FEEDBACK_LIMITS.trajectoryInlineMaxBytes), {
-          message: `inline trajectory exceeds ${FEEDBACK_LIMITS.trajectoryInlineMaxBytes} bytes of JSON`,
-        })
+        .superRefine(boundedJson({ maxBytes: FEEDBACK_LIMITS.trajectoryInlineMaxBytes }))
         .openapi({ description: 'The trajectory JSON (e.g. ATIF); stored as a blob, the record keeps its key.' }),
     }),
   ])
   .openapi('TrajectoryRef', {
-    description: `Either { blobKey } or { inline } (≤ ${FEEDBACK_LIMITS.trajectoryInlineMaxBytes} bytes of JSON).`,
+    description: `Either { blobKey } (a trajectory this tenant stored before) or { inline } (≤ ${FEEDBACK_LIMITS.trajectoryInlineMaxBytes} bytes of JSON, ≤ ${FREE_JSON_MAX_DEPTH} levels deep).`,
   });
 
 /** The body of one feedback event, as a client sends it. */
@@ -138,11 +151,9 @@ export const FeedbackEventInput = z
     trainingConsent: z.boolean().openapi({ description: 'May this signal and its trajectory be used for training.' }),
     context: z
       .record(z.string(), z.unknown())
-      .refine((v) => jsonFits(v, FEEDBACK_LIMITS.contextMaxBytes), {
-        message: `context exceeds ${FEEDBACK_LIMITS.contextMaxBytes} bytes of JSON`,
-      })
+      .superRefine(boundedJson({ maxBytes: FEEDBACK_LIMITS.contextMaxBytes }))
       .optional()
-      .openapi({ description: 'Free JSON object: repo, tools, client version…' }),
+      .openapi({ description: `Free JSON object (repo, tools, client version…), ≤ ${FEEDBACK_LIMITS.contextMaxBytes} bytes, ≤ ${FREE_JSON_MAX_DEPTH} levels deep.` }),
     trajectory: TrajectoryRef.optional(),
     occurredAt: isoDateTime,
   })

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Worker } from 'node:worker_threads';
 import { routes } from '../api/routes.ts';
+import { createApiKey } from '../auth/api-keys.ts';
+import { DEFAULT_TENANT, SCOPES } from '../auth/scopes.ts';
 import { getStageSettings } from '../config/stages.ts';
 import { localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
@@ -76,18 +78,34 @@ export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Loc
   };
 }
 
-/** The local API key kept in the data folder, created on first use. */
+/**
+ * Makes the data folder (0700: records, blobs, queues and key material are the owner's only), and tightens an
+ * existing one.
+ */
+export function ensureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+}
+
+/**
+ * The local API key kept in the data folder (`api-key`, 0600), created on first use. The runtime registers it as a
+ * key of the default tenant with every scope (`ingest,read,admin`); `flywheel keys create` makes narrower ones.
+ */
 export function ensureLocalApiKey(dataDir: string): string {
   const file = join(dataDir, API_KEY_FILE);
+  ensureDataDir(dataDir);
   try {
     const key = readFileSync(file, 'utf8').trim();
-    if (key !== '') return key;
+    if (key !== '') {
+      chmodSync(file, 0o600);
+      return key;
+    }
   } catch {
     // first start: create one below
   }
-  mkdirSync(dataDir, { recursive: true });
   const key = `fwlocal_${randomBytes(18).toString('base64url')}`;
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
   return key;
 }
 
@@ -114,7 +132,7 @@ export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const settings = getStageSettings('local');
   const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  ensureDataDir(dataDir);
   const logLevel = process.env.FLYWHEEL_LOG_LEVEL ?? 'INFO';
   const logger = options.logger ?? new Logger({ serviceName: 'flywheel-local', logLevel: logLevel as 'INFO' });
   const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
@@ -128,6 +146,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const sweeps = local.jobs ? startLocalSweeps({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
   const ports = { ...localPorts, ...(sweeps ? { workflows: sweeps.workflows } : {}) };
   const apiKey = ensureLocalApiKey(dataDir);
+  // The runtime's own key: an admin key of the default tenant (idempotent; a revoked one stays revoked).
+  await createApiKey(localPorts.records, { tenant: DEFAULT_TENANT, scopes: [...SCOPES], name: 'local runtime (api-key file)', key: apiKey }, new Date());
 
   const consumerSettings: ConsumerSettings = {
     dataDir,
@@ -141,11 +161,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // (lib/modes/local/local-modes-pipeline.ts), as the EventBridge rule → SQS → Lambda on AWS. It runs on the consumer
   // thread (lib/local/consumer-worker.ts), or here when the consumer does.
   const modes = options.consumerThread === false ? startLocalModesPipeline(localPorts, { dataDir, maxReceiveCount, logger }) : undefined;
-  const server = createLocalServer({ routes, ports, apiKeys: [apiKey], throttle: { ...settings.api, ...options.throttle }, logger });
+  const server = createLocalServer({ routes, ports, throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
   const info: RuntimeInfo = { url, apiKey, pid: process.pid, dataDir, startedAt: new Date().toISOString() };
-  writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(info, null, 2)}\n`);
+  // It holds the key: the owner's only, like the key file.
+  writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(join(dataDir, RUNTIME_FILE), 0o600);
   logger.info('local runtime ready', { url, dataDir, maxReceiveCount });
 
   let closing: Promise<void> | undefined;

@@ -3,11 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { ApiHandler, RouteSpec } from '../api/route.ts';
+import type { RouteSpec } from '../api/route.ts';
+import { makeDispatcher } from '../api/dispatch.ts';
+import { authorizeRequest, requireScope, toAuthorizerContext, type Principal } from '../auth/authorize-request.ts';
+import { DEFAULT_TENANT, SCOPES } from '../auth/scopes.ts';
 import type { ApiThrottle } from '../config/stages.ts';
 import type { Ports } from '../ports/ports.ts';
 import {
-  ForbiddenError,
   MethodNotAllowedError,
   PayloadTooLargeError,
   RouteNotFoundError,
@@ -24,8 +26,12 @@ const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 export interface LocalServerOptions {
   routes: readonly RouteSpec[];
   ports: Ports;
-  /** Keys accepted in `x-api-key` (API Gateway's usage-plan keys, locally). */
-  apiKeys: readonly string[];
+  /**
+   * Keys are checked against the API key records of `ports.records` (`lib/auth/api-keys.ts`). These extra keys are
+   * accepted besides, each as a key of the default tenant with every scope (tests and embedders; the runtime passes
+   * none).
+   */
+  apiKeys?: readonly string[];
   /** Rate and burst per key, normally `getStageSettings('local').api`. */
   throttle: ApiThrottle;
   logger?: Logger;
@@ -44,15 +50,16 @@ export interface LocalServer {
 
 interface CompiledRoute {
   spec: RouteSpec;
-  handler: ApiHandler;
   segments: string[];
   /** Index → parameter name for `{param}` segments. */
   params: Array<[number, string]>;
 }
 
 /**
- * The local stand-in for API Gateway: turns each HTTP request into a REST (v1) proxy event, checks the API key and
- * the throttle the way a usage plan does, and calls the very handler the Lambda function wraps.
+ * The local stand-in for API Gateway: checks the API key first (every request, known route or not: 403 without a
+ * valid key, 404 only after one), throttles per key the way a usage plan does, turns the request into a REST (v1)
+ * proxy event with the key's principal as the authorizer context (as the Lambda authorizer does on AWS), and calls the
+ * dispatcher the Lambda functions wrap, which checks the route's scope and runs it over the tenant's ports.
  *
  * @example
  * const server = createLocalServer({ routes, ports, apiKeys: [key], throttle: getStageSettings('local').api });
@@ -62,9 +69,14 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
   const { ports, logger } = options;
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const stage = options.stage ?? 'local';
-  const keys = new Set(options.apiKeys);
+  const staticKeys = new Set(options.apiKeys ?? []);
   const throttle = new TokenBucketThrottle(options.throttle.rateLimit, options.throttle.burstLimit);
-  const routes = compileRoutes(options.routes, ports);
+  const routes = compileRoutes(options.routes);
+  const dispatch = makeDispatcher(options.routes, ports);
+  const principalOf = (key: string | undefined): Promise<Principal> =>
+    key !== undefined && staticKeys.has(key)
+      ? Promise.resolve({ tenant: DEFAULT_TENANT, scopes: [...SCOPES], keyId: 'static' })
+      : authorizeRequest(ports.records, key);
 
   const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000 }, (req, res) => {
     handleRequest(req, res).catch((error: unknown) => {
@@ -83,6 +95,20 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     const path = q === -1 ? url : url.slice(0, q);
     const method = (req.method ?? 'GET').toUpperCase();
 
+    const apiKeyHeader = req.headers['x-api-key'];
+    const apiKey = Array.isArray(apiKeyHeader) ? apiKeyHeader[0] : apiKeyHeader;
+    // The key first, for every path: without a valid key nothing says which routes exist.
+    let principal: Principal;
+    try {
+      principal = await principalOf(apiKey);
+    } catch (error) {
+      return discard(req, res, error as Error);
+    }
+    const retryAfter = throttle.take(apiKey ?? '-');
+    if (retryAfter > 0) {
+      return discard(req, res, new ThrottledError(retryAfter));
+    }
+
     const match = matchRoute(routes, method, path);
     if (match === 'no-path') return discard(req, res, new RouteNotFoundError(method, path));
     if (match === 'no-method') {
@@ -90,19 +116,11 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
       return discard(req, res, new MethodNotAllowedError(method, path, allow));
     }
     const { route, pathParameters } = match;
-
-    const apiKeyHeader = req.headers['x-api-key'];
-    const apiKey = Array.isArray(apiKeyHeader) ? apiKeyHeader[0] : apiKeyHeader;
-    if (route.spec.apiKeyRequired) {
-      if (apiKey === undefined || apiKey === '') {
-        // 403, not 401: API Gateway answers a missing key of a usage plan with 403 Forbidden.
-        return discard(req, res, new ForbiddenError('Forbidden: missing API key; send it in the x-api-key header'));
-      }
-      if (!keys.has(apiKey)) return discard(req, res, new ForbiddenError('Forbidden: invalid API key'));
-    }
-    const retryAfter = throttle.take(apiKey ?? '-');
-    if (retryAfter > 0) {
-      return discard(req, res, new ThrottledError(retryAfter));
+    // Before the body is read; the dispatcher checks it again (the one code path the Lambda functions share).
+    try {
+      requireScope(principal, route.spec.scope, route.spec.operationId);
+    } catch (error) {
+      return discard(req, res, error as Error);
     }
 
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -111,11 +129,11 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     // A chunked body: the size read when it crossed the limit (the rest is never read into memory).
     if (typeof body === 'number') return discard(req, res, new PayloadTooLargeError(body, maxBody));
 
-    const event = toProxyEvent(req, method, path, url, q, route.spec.path, pathParameters, body, apiKey, stage, started);
+    const event = toProxyEvent(req, method, path, url, q, route.spec.path, pathParameters, body, apiKey, stage, started, principal);
     let result: APIGatewayProxyResult;
     try {
       // A Lambda-like context too: middy handlers and Powertools middlewares read it when present.
-      result = await (route.handler as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>)(
+      result = await (dispatch as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>)(
         event,
         lambdaContext(route.spec.lambda, event.requestContext.requestId, started),
       );
@@ -150,14 +168,14 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
   };
 }
 
-function compileRoutes(specs: readonly RouteSpec[], ports: Ports): CompiledRoute[] {
+function compileRoutes(specs: readonly RouteSpec[]): CompiledRoute[] {
   const compiled = specs.map((spec) => {
     const segments = spec.path.split('/');
     const params: Array<[number, string]> = [];
     segments.forEach((s, i) => {
       if (s.startsWith('{') && s.endsWith('}')) params.push([i, s.slice(1, -1)]);
     });
-    return { spec, handler: spec.make(ports), segments, params };
+    return { spec, segments, params };
   });
   // Literal segments win over parameters, as in API Gateway.
   return compiled.sort((a, b) => a.params.length - b.params.length);
@@ -299,6 +317,7 @@ function toProxyEvent(
   apiKey: string | undefined,
   stage: string,
   started: number,
+  principal: Principal,
 ): APIGatewayProxyEvent {
   // Original header names, as API Gateway passes them; repeated headers keep every value in the multi-value map.
   const headers: Record<string, string> = {};
@@ -341,7 +360,8 @@ function toProxyEvent(
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
-      authorizer: null,
+      // What the Lambda authorizer returns on AWS (principalId and its context), read by the dispatcher.
+      authorizer: { principalId: principal.keyId, ...toAuthorizerContext(principal) },
       protocol: `HTTP/${req.httpVersion}`,
       httpMethod: method,
       path: `/${stage}${path}`,

@@ -51,6 +51,13 @@ export interface JobSubmission {
    * categories is unaffected.
    */
   schedulingPriority?: number;
+  /**
+   * A container image to run the definition's command in instead of the definition's own (a task's environment image,
+   * e.g. SWE-bench's per-instance image). Batch: a job definition cloned from `definition` with the image replaced,
+   * registered once per image (`lib/drivers/aws/batch-jobs.ts`). Local: the job runs as a plain process as always
+   * (the harness builds the cached environment of the task's lockfiles instead).
+   */
+  image?: string;
 }
 
 export interface JobChild {
@@ -78,6 +85,8 @@ export interface JobDescription {
   arrayStatusSummary?: Partial<Record<JobStatus, number>>;
   /** Attempts started so far (of a single job or one child; absent for an array parent). */
   attempts?: number;
+  /** The container image the job was submitted to run in (`JobSubmission.image`), when one was named. */
+  image?: string;
 }
 
 /** The error name `describe`, `children`, `logs` and `cancel` throw for an unknown job id. */

@@ -8,6 +8,10 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { DEFAULT_VLLM_PORT, VllmPortSchema } from '../compute/vllm-port.ts';
+import { boundedJson } from '../api/json-bounds.ts';
+
+/** Bytes of a checkpoint's free `metadata` JSON, under the 64 KiB body (its depth is bounded too: `FREE_JSON_MAX_DEPTH`). */
+export const CHECKPOINT_METADATA_MAX_BYTES = 32 * 1024;
 
 extendZodWithOpenApi(z);
 
@@ -79,7 +83,7 @@ export const CheckpointInput = z
     serving: ServingSchema,
     /** Start a sweep on it at once (the workflow's `checkpoint.registered` rule); default true. */
     sweep: z.boolean().default(true),
-    metadata: z.record(z.string(), z.unknown()).default({}),
+    metadata: z.record(z.string(), z.unknown()).superRefine(boundedJson({ maxBytes: CHECKPOINT_METADATA_MAX_BYTES })).default({}),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -7,6 +7,8 @@ import type { RouteSpec } from '../api/route.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { FlywheelFunction, retentionDays } from '../constructs/flywheel-function.ts';
 import { RouteTableApi } from '../constructs/route-table-api.ts';
+import { ApiWaf } from '../constructs/api-waf.ts';
+import { addApiKeyAuthorizer } from '../auth/infra/api-key-authorizer.ts';
 import type { DataStack } from './data-stack.ts';
 import { grantSweepExecutions } from '../registry/infra/grant-sweep-executions.ts';
 import { functionEnvironment } from './function-environment.ts';
@@ -57,6 +59,8 @@ export interface ApiStackProps extends StackProps {
 /** The stateless API stack: the REST API built from the route table, its functions, their error alarms. */
 export class ApiStack extends Stack {
   readonly api: RouteTableApi;
+  /** The web ACL in front of the API stage (rate limits per IP, AWS managed rules). */
+  readonly waf: ApiWaf;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -81,6 +85,10 @@ export class ApiStack extends Stack {
         return fn;
       },
     });
+
+    this.waf = new ApiWaf(this, 'Waf', { settings, stage: this.api.api.deploymentStage });
+    // Every method: key → tenant and scopes (Lambda REQUEST authorizer over the key records; lib/auth/).
+    addApiKeyAuthorizer(this, { settings, api: this.api, records: data.records, environment, alarmTopic: props.alarmTopic });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url, description: 'Base URL of the Flywheel API (stage included)' });
     new CfnOutput(this, 'UsagePlanId', {

@@ -5,6 +5,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { BatchNetwork } from '../compute/infra/batch-network.ts';
 import { FairSharePool } from '../compute/infra/fair-share-pool.ts';
+import { FORGE_JOB_ACCESS, grantJobAccess, rolloutJobAccess } from '../compute/infra/job-access.ts';
 import { JobImage } from '../compute/infra/job-image.ts';
 import { RunnableTimeoutReport } from '../compute/infra/runnable-timeout-report.ts';
 import type { StageSettings } from '../config/stages.ts';
@@ -12,6 +13,9 @@ import { retentionDays } from '../constructs/flywheel-function.ts';
 import { ROLLOUT_ATTEMPT_TIMEOUT_SECONDS, ROLLOUT_JOB_ATTEMPTS } from '../sweeps/workflow/sweep.asl.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
+
+const JOB_KEY_REASON =
+  'Job blob keys hold the run id, known only when the job is submitted (a job role takes no per-job session policy): objects are granted per key family of this one bucket (specs, tasks, results, trajectories), never the whole bucket or another bucket.';
 
 export interface ComputeStackProps extends StackProps {
   settings: StageSettings;
@@ -77,11 +81,9 @@ export class ComputeStack extends Stack {
       attempts: 3,
       description: 'Forge: certified tasks made by deleting a feature from a repository with tests',
     });
-    for (const image of [this.rollout, this.forge]) {
-      data.records.grantReadWrite(image.jobRole);
-      data.blobs.grantRead(image.jobRole);
-      data.blobs.grantWrite(image.jobRole);
-    }
+    // Each job role reaches only the key families its entry point uses (lib/compute/infra/job-access.ts).
+    grantJobAccess(this.rollout.jobRole, data, rolloutJobAccess(settings.jobReadPrefixes), JOB_KEY_REASON);
+    grantJobAccess(this.forge.jobRole, data, FORGE_JOB_ACCESS, JOB_KEY_REASON);
     new RunnableTimeoutReport(this, 'RunnableTimeouts', { pools: [this.gpu, this.cpu], alarmTopic: props.alarmTopic });
 
     new CfnOutput(this, 'GpuJobQueueArn', { value: this.gpu.queue.jobQueueArn, description: 'Fair-share job queue of the GPU pool' });

@@ -15,6 +15,7 @@ import {
 } from '../config/ingest-timing.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { FlywheelFunction } from '../constructs/flywheel-function.ts';
+import { QueueAlarms } from '../constructs/queue-alarms.ts';
 import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
 import { SlackChannel } from '../people/infra/slack-channel.ts';
 import type { DataStack } from './data-stack.ts';
@@ -28,7 +29,7 @@ export interface PipelineStackProps extends StackProps {
 /**
  * The stateless ingestion pipeline: the queue processor (SQS event source, partial batch failures), the
  * `flywheel-<stage>` event bus that carries `feedback.stored`, and the alarm topic with the alarms on the
- * dead-letter queue depth and on the processor's errors, delivered by e-mail (`alarms.emails`) and to Slack when the
+ * dead-letter queue depth, on the age of the oldest message of every queue, and on the processor's errors, delivered by e-mail (`alarms.emails`) and to Slack when the
  * stage sets `notifications.slack`. The other stacks wire their alarms and notice rules to `alarmTopic`.
  */
 export class PipelineStack extends Stack {
@@ -38,6 +39,8 @@ export class PipelineStack extends Stack {
   readonly slack?: SlackChannel;
   readonly processor: FlywheelFunction;
   readonly deadLetterAlarm: Alarm;
+  /** Age of the oldest message in the ingestion queue and its dead-letter queue (the depth is `deadLetterAlarm`). */
+  readonly ingestAgeAlarms: QueueAlarms;
   /** feedback.stored / report.stored → SQS (+DLQ) → the failure-mode classifier. */
   readonly modes: ModesPipeline;
 
@@ -98,6 +101,15 @@ export class PipelineStack extends Stack {
     });
     this.deadLetterAlarm.addAlarmAction(new SnsAction(this.alarmTopic));
     this.deadLetterAlarm.addOkAction(new SnsAction(this.alarmTopic));
+    this.ingestAgeAlarms = new QueueAlarms(this, 'IngestQueueAlarms', {
+      purpose: 'Feedback ingestion',
+      queue: data.ingest.queue,
+      deadLetterQueue: data.ingest.deadLetterQueue,
+      alarmTopic: this.alarmTopic,
+      maxAgeSeconds: settings.alarms.queueAgeSeconds.ingest,
+      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
+      deadLetterHint: 'inspect with "flywheel dlq list", replay with "flywheel dlq redrive"',
+    });
 
     const judgeModel = this.node.tryGetContext('judgeModel') as string | undefined;
     const embeddingModel = this.node.tryGetContext('embeddingModel') as string | undefined;

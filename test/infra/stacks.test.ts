@@ -175,9 +175,9 @@ describe.each(stageNames)('functions (%s)', (name) => {
     ...resourcesOfType(get(name).api, 'AWS::Lambda::Function'),
   });
 
-  it('one function per distinct route lambda, plus the processor and the failure-mode classifier', () => {
+  it('one function per distinct route lambda and the key authorizer, plus the processor and the failure-mode classifier', () => {
     const distinct = new Set(routes.map((r) => r.lambda));
-    expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size);
+    expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size + 1);
     expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(2);
   });
 

@@ -32,7 +32,12 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'flywheel-modes-e2e-'));
   rt = await startRuntime({
     dataDir,
-    env: { FLYWHEEL_JUDGE_MODEL: `openai:judge@${models.baseUrl}`, FLYWHEEL_EMBEDDING_MODEL: `openai:embed@${models.baseUrl}` },
+    env: {
+      FLYWHEEL_JUDGE_MODEL: `openai:judge@${models.baseUrl}`,
+      FLYWHEEL_EMBEDDING_MODEL: `openai:embed@${models.baseUrl}`,
+      // Approved drafts draw repositories only from allowed remotes.
+      FLYWHEEL_TASK_SOURCES: 'https://example.com/acme/*',
+    },
   });
 }, 60_000);
 

@@ -38,14 +38,28 @@ async function serve(): Promise<(args: string[]) => Promise<Outcome>> {
     );
 }
 
+/** The CLI on the data folder itself, without the API (how a folder suite is registered: never over HTTP). */
+function onDataFolder(): (args: string[]) => Promise<Outcome> {
+  return (args) =>
+    run(process.execPath, ['bin/flywheel.ts', ...args, '--data-dir', fx.dir], { cwd: ROOT, env: { ...process.env, FLYWHEEL_API_URL: '' } }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: Outcome) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+}
+
 describe('flywheel suite', () => {
   it('register --file: v1, an unchanged file is a no-op, an edited one the next version; a bad file exits 1 naming each field', async () => {
     fx = openSweepFixture();
-    const cli = await serve();
+    const api = await serve();
+    // A folder suite names a folder of this machine: registered into the data folder directly, refused over the API.
+    const cli = onDataFolder();
     const file = join(fx.dir, 'suite.json');
     mkdirSync(join(fx.dir, 'tasks'));
     const suite = { id: 'smoke', visibility: 'public', owner: 'evals', tasks: { kind: 'folder', path: 'tasks' }, taskIds: ['calc/add', 'calc/sub'] };
     writeFileSync(file, JSON.stringify(suite));
+    const overHttp = await api(['suite', 'register', '--file', file]);
+    expect(overHttp.code).toBe(1);
+    expect(overHttp.stderr).toContain('never through the API');
     const first = await cli(['suite', 'register', '--file', file]);
     expect(first).toMatchObject({ code: 0, stdout: 'registered smoke v1: 2 task(s), public, active\n' });
     // The relative folder was resolved against the file's folder.
@@ -55,14 +69,14 @@ describe('flywheel suite', () => {
     expect((await cli(['suite', 'register', '--file', file])).stdout).toBe('registered smoke v2 (was v1): 3 task(s), public, active\n');
 
     writeFileSync(file, JSON.stringify({ id: 'bad id', visibility: 'open', tasks: { kind: 'records' }, taskIds: ['a'] }));
-    const bad = await cli(['suite', 'register', '--file', file]);
+    const bad = await api(['suite', 'register', '--file', file]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('Flywheel.ValidationError: Invalid suite:');
     expect(bad.stderr).toMatch(/^ {2}id: letters, digits/m);
     expect(bad.stderr).toMatch(/^ {2}visibility: /m);
     expect(bad.stderr).toMatch(/^ {2}owner: /m);
     writeFileSync(file, '{ not json');
-    const broken = await cli(['suite', 'register', '--file', file]);
+    const broken = await api(['suite', 'register', '--file', file]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('suite.json is not JSON');
   });

@@ -88,13 +88,16 @@ describe('POST /v1/suites', () => {
     const dupes = await fx.request('POST', '/v1/suites', { body: suiteBody({ taskIds: ['a', 'b', 'a'] }) });
     expect(dupes.json.issues).toEqual([{ path: 'taskIds', message: 'duplicate ids' }]);
     expect(dupes.json.message).toContain('task ids appear twice: a');
-    // A folder suite names a folder of the machine serving the API (the local runtime; never a Lambda).
-    const away = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'folder', path: '/no/such/suite-folder' } }) });
-    expect(away.status).toBe(400);
-    expect(away.json.issues).toEqual([{ path: 'tasks.path', message: 'no such folder here' }]);
-    expect(away.json.message).toContain('on AWS put the tasks in blobs');
-    const relative = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'folder', path: 'tasks' } }) });
-    expect(relative.json.issues).toEqual([{ path: 'tasks.path', message: 'not absolute' }]);
+    // A folder suite names a folder of the server: never registered through the API (the CLI registers it into the
+    // local data folder directly); blobs only under the suite's own prefix.
+    for (const path of ['/no/such/suite-folder', 'tasks', '/etc']) {
+      const away = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'folder', path } }) });
+      expect(away.status).toBe(400);
+      expect(away.json.issues).toEqual([{ path: 'tasks.kind', message: expect.stringContaining('never a suite through the API') }]);
+    }
+    const elsewhere = await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'blobs', prefix: 'trajectories/feedback/' } }) });
+    expect(elsewhere.json.issues).toEqual([{ path: 'tasks.prefix', message: "must be under the suite's own prefix suites/forge-py/" }]);
+    expect((await fx.request('POST', '/v1/suites', { body: suiteBody({ tasks: { kind: 'blobs', prefix: 'suites/forge-py/../x/' } }) })).status).toBe(400);
     const noJson = await makeDispatcher(routes, fx.ports)(apiEvent('POST', '/v1/suites', 'id=x', { 'Content-Type': 'text/plain' }));
     expect(noJson.statusCode).toBe(415);
     expect((await fx.request('GET', '/v1/suites')).json.items).toEqual([]);

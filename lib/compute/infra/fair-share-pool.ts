@@ -26,9 +26,13 @@ export const RUNNABLE_TIMEOUT_REASONS = [
  * this queue, as share identifiers of its scheduling policy with the stage's weights (converted to Batch weight
  * factors, which run the other way: `batchWeightFactors`). A job that stays RUNNABLE for one of the reasons no wait
  * will cure (no instance type fits, the environment's max is too small, no capacity in the region) is cancelled after
- * `runnableTimeLimitSeconds` by the queue's time-limit action; `RunnableTimeoutReport` tells people.
+ * `runnableTimeLimitSeconds` by the queue's time-limit action; `RunnableTimeoutReport` tells people. The instances run
+ * the stage's sandboxed jobs only (privileged containers: `JOB_CONTAINER_PRIVILEGED`), so their role is the ECS
+ * agent's alone and their metadata service answers IMDSv2 within one hop.
  */
 export class FairSharePool extends Construct {
+  /** The instances' launch template: IMDSv2 required, hop limit 1. */
+  readonly launchTemplate: ec2.LaunchTemplate;
   readonly computeEnvironment: batch.ManagedEc2EcsComputeEnvironment;
   readonly schedulingPolicy: batch.FairshareSchedulingPolicy;
   readonly queue: batch.JobQueue;
@@ -37,6 +41,16 @@ export class FairSharePool extends Construct {
     super(scope, id);
     const { settings, pool, network } = props;
     const poolSettings = settings.computePools[pool];
+    // IMDSv2 only, and its token answers travel one hop: a process in a container behind a bridge or in a namespace
+    // of its own (the sandbox's) gets no token, so no instance role credentials. Batch runs simple EC2 jobs in host
+    // network mode, where the job's own process is not a hop away: see JOB_CONTAINER_PRIVILEGED (job-image.ts).
+    this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
+      requireImdsv2: true,
+      httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,
+      httpPutResponseHopLimit: 1,
+      httpEndpoint: true,
+      instanceMetadataTags: false,
+    });
     this.computeEnvironment = new batch.ManagedEc2EcsComputeEnvironment(this, 'ComputeEnvironment', {
       vpc: network.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
@@ -48,13 +62,14 @@ export class FairSharePool extends Construct {
       maxvCpus: poolSettings.maxvCpus,
       allocationStrategy: batch.AllocationStrategy.BEST_FIT_PROGRESSIVE,
       updateToLatestImageVersion: true,
+      launchTemplate: this.launchTemplate,
     });
     const instanceRole = this.computeEnvironment.node.tryFindChild('InstanceProfileRole');
     if (instanceRole) {
       Validations.of(instanceRole).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role]',
         reason:
-          'The ECS container agent on Batch instances registers the instance and pulls task credentials with this AWS-maintained policy (the instance role AWS Batch documents); jobs get their own, narrower job role.',
+          'The ECS container agent on Batch instances registers the instance, reports task state and ships job logs with this AWS-maintained policy (the instance role AWS Batch documents), and the role holds nothing else: no S3, DynamoDB or other data access (jobs use their own, narrower job roles).',
       });
     }
     const factors = batchWeightFactors(settings.computeShares);

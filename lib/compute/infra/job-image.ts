@@ -31,14 +31,51 @@ export interface JobImageProps {
  * One job image: an ECR repository the stack owns (images are pushed by CI, so `cdk synth` builds nothing and needs
  * no Docker) and the Batch job definition that runs it.
  *
- * - Privileged: the strict harness builds its sandbox with Linux namespaces, overlay mounts and its own network
- *   namespace (`lib/harness/sandbox/namespace-sandbox.ts`), which an unprivileged ECS container may not do.
+ * - Privileged, and why it stays (`JOB_CONTAINER_PRIVILEGED`, below).
  * - Logs go to the given CloudWatch log group (awslogs driver), one stream per job attempt.
  * - Retries follow the rollout job's exit codes (`lib/compute/rollout-exit-codes.ts`): a bad shard spec (exit 3)
  *   exits at once, a host reclaimed or any other failure is retried (`attempts` in all); a job that resumes skips
  *   finished attempts, so a retry only redoes what is left.
- * - The job role may read and write records and blobs (granted by the stack), nothing else.
+ * - The job role gets only what the stack grants it: its key families of blobs and records (`job-access.ts`).
  */
+/**
+ * Whether the rollout and forge containers run privileged: yes, because nothing less lets the sandbox work on Batch.
+ *
+ * The sandbox (`lib/harness/sandbox/`) gives each attempt a user namespace (root inside mapped to an unprivileged uid
+ * outside), pid, mount and network namespaces, an overlayfs workspace, a fresh /proc, a cgroup per attempt and its
+ * own seccomp filter. Inside a Docker container that needs
+ * - `unshare`/`clone` with namespace flags, `mount`, `pivot_root`: Docker's default seccomp profile allows them only
+ *   with CAP_SYS_ADMIN, so the profile must be `unconfined` (or a custom one) or the capability added;
+ * - a fresh procfs for the pid namespace: the kernel refuses it while the container's /proc has Docker's masked and
+ *   read-only paths over it (`--security-opt systempaths=unconfined` or privileged);
+ * - a writable cgroup v2 tree to delegate a cgroup per attempt: non-privileged containers get /sys/fs/cgroup
+ *   read-only.
+ * An AWS Batch job definition on EC2 offers none of those knobs: its container properties have `privileged` but no
+ * capabilities, no `dockerSecurityOptions` (seccomp, apparmor, systempaths) and no cgroup settings; `linuxParameters`
+ * holds devices, init process, shared memory, swap and tmpfs only (ECS task definitions have the security options,
+ * Batch does not pass them). Bind-mounting the host's cgroup tree writable would hand the container the host's
+ * cgroups, no better than privileged. So the container runs privileged, and what that exposes is contained:
+ *
+ * - The sandbox, not the container, is the boundary for task code: it drops every capability, applies its own
+ *   seccomp filter and has no network route but the harness's egress proxy, so no route of its own to the instance
+ *   metadata service (169.254.169.254) or the ECS credential endpoint (169.254.170.2). The proxy connects from the
+ *   host's network on the task's behalf: it must refuse those link-local addresses whatever a host name resolves
+ *   to (`lib/harness/sandbox/egress-proxy.ts`).
+ * - The instances run only these jobs: the GPU pool's compute environment runs the rollout definition, the CPU
+ *   pool's the forge (the stage defines no other job definitions; a trusted job such as a trainer must get its own
+ *   compute environment, not these).
+ * - The instance role carries only the ECS agent's AWS-managed policy (`FairSharePool`); S3 and DynamoDB are reached
+ *   with the job role, which reaches only the job's key families (`job-access.ts`).
+ * - IMDSv2 only, hop limit 1 (`FairSharePool`'s launch template): the metadata service answers no container behind a
+ *   bridge or namespace hop.
+ *
+ * Not mitigated: Batch runs simple EC2 jobs in the host network mode, so a process that escapes the sandbox into the
+ * privileged container is root on the instance, with the host's network: it can reach the metadata service (the
+ * instance role: ECS agent actions only) and the job role credentials of every job on that instance, and tamper with
+ * other jobs placed on it. The sandbox is the layer that must hold.
+ */
+export const JOB_CONTAINER_PRIVILEGED = true;
+
 export class JobImage extends Construct {
   readonly repository: ecr.Repository;
   readonly jobDefinition: batch.EcsJobDefinition;
@@ -56,7 +93,7 @@ export class JobImage extends Construct {
     });
     this.jobRole = new iam.Role(this, 'JobRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
-      description: `Flywheel ${settings.stage} ${props.name} jobs: records and blobs only`,
+      description: `Flywheel ${settings.stage} ${props.name} jobs: their own blob and record key families only`,
     });
     this.jobDefinition = new batch.EcsJobDefinition(this, 'JobDefinition', {
       jobDefinitionName: `flywheel-${settings.stage}-${props.name}`,
@@ -65,7 +102,8 @@ export class JobImage extends Construct {
         cpu: props.vcpus,
         memory: props.memory,
         ...(props.gpus ? { gpu: props.gpus } : {}),
-        privileged: true,
+        // Why, and how it is contained: JOB_CONTAINER_PRIVILEGED.
+        privileged: JOB_CONTAINER_PRIVILEGED,
         jobRole: this.jobRole,
         environment: { FLYWHEEL_STAGE: settings.stage, ...props.environment },
         logging: ecs.LogDriver.awsLogs({ logGroup: props.logGroup, streamPrefix: props.name }),

@@ -13,6 +13,13 @@
  *   pool queues (one status, or every status through a created-at filter) then DescribeJobs for the categories;
  *   `logs`: the job's `logStreamName` in CloudWatch Logs (`/aws/batch/job` unless configured); `cancel`:
  *   TerminateJob, which cancels jobs not yet STARTING and stops running ones (children of an array parent too).
+ * - **Environment images.** A submission naming an `image` (a task's environment image) runs under a job definition
+ *   cloned from the named definition's newest ACTIVE revision with the container image replaced and
+ *   `FLYWHEEL_ENVIRONMENT_IMAGE` set: `<definition>-env-<sha256(image), 16 hex>`, registered (RegisterJobDefinition)
+ *   only when no ACTIVE revision of that name already runs this image cloned from this base revision (tag
+ *   `flywheel:base-definition`), so repeated submissions reuse it and a new deployment of the base definition
+ *   re-clones once. The job is tagged `flywheel:environment-image`. Needs batch:RegisterJobDefinition (and
+ *   iam:PassRole on the definition's job and execution roles) besides SubmitJob.
  * - **Idempotency.** Batch has no client token, and ListJobs cannot filter by tag (only by name, definition and
  *   creation time, and only eventually consistently), so two racing submits could not see each other there.
  *   Instead the token claims a record (`JOBTOKEN#<token>`) with a conditional put before SubmitJob, and the record
@@ -33,7 +40,9 @@ import {
   type BatchClient,
   DescribeJobDefinitionsCommand,
   DescribeJobsCommand,
+  type JobDefinition,
   type JobDetail,
+  RegisterJobDefinitionCommand,
   ListJobsCommand,
   type ListJobsCommandInput,
   SubmitJobCommand,
@@ -41,7 +50,7 @@ import {
   TerminateJobCommand,
 } from '@aws-sdk/client-batch';
 import { type CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { FlywheelError, TransientError, ValidationError } from '../../errors.ts';
 import { validateJobSubmission } from '../../compute/validate-job-submission.ts';
 import {
@@ -106,7 +115,29 @@ export const BATCH_TAGS = {
   pool: 'flywheel:pool',
   definition: 'flywheel:definition',
   idempotencyToken: 'flywheel:idempotency-token',
+  /** On a job and on a cloned job definition: the environment image it runs. */
+  environmentImage: 'flywheel:environment-image',
+  /** On a cloned job definition: the ARN of the revision it was cloned from. */
+  baseDefinition: 'flywheel:base-definition',
 } as const;
+
+/** The variable a cloned job definition sets to its image (the rollout entry point knows it runs in a task image). */
+export const ENVIRONMENT_IMAGE_VARIABLE = 'FLYWHEEL_ENVIRONMENT_IMAGE';
+
+/**
+ * The name of the job definition that runs `baseName`'s command in `image`: `<baseName>-env-<16 hex of sha256(image)>`
+ * (Batch names: up to 128 letters, digits, hyphens and underscores).
+ *
+ * @example
+ * imageDefinitionName('flywheel-prod-rollout', 'swebench/sweb.eval.x86_64.django_1776_django-11099:latest') // 'flywheel-prod-rollout-env-…'
+ */
+export function imageDefinitionName(baseName: string, image: string): string {
+  const hash = createHash('sha256').update(image).digest('hex').slice(0, 16);
+  return `${baseName.slice(0, 128 - 21)}-env-${hash}`;
+}
+
+/** Tag values: up to 256 characters. */
+const tagValue = (value: string) => value.slice(0, 256);
 
 const STATUSES: readonly JobStatus[] = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
 
@@ -127,6 +158,7 @@ export class BatchJobs implements JobsPort {
   readonly #claimPollMs: number;
   readonly #now: () => number;
   readonly #commands = new Map<string, Promise<string[]>>();
+  readonly #imageDefinitions = new Map<string, Promise<string>>();
 
   constructor(batch: BatchClient, logs: CloudWatchLogsClient, config: BatchJobsConfig, options: BatchJobsOptions = {}) {
     this.#batch = batch;
@@ -150,7 +182,8 @@ export class BatchJobs implements JobsPort {
 
   /** The SubmitJob input for a submission (exported shape: what goes on the wire). */
   async submitJobInput(submission: JobSubmission): Promise<SubmitJobCommandInput> {
-    const jobDefinition = this.#config.definitions[submission.definition]!;
+    const baseDefinition = this.#config.definitions[submission.definition]!;
+    const jobDefinition = submission.image !== undefined ? await this.imageDefinition(baseDefinition, submission.image) : baseDefinition;
     const environment = Object.entries(submission.environment ?? {}).map(([name, value]) => ({ name, value }));
     const command = submission.command && submission.command.length > 0 ? [...(await this.#definitionCommand(jobDefinition)), ...submission.command] : undefined;
     const tags: Record<string, string> = {
@@ -158,6 +191,7 @@ export class BatchJobs implements JobsPort {
       [BATCH_TAGS.pool]: submission.pool,
       [BATCH_TAGS.definition]: submission.definition,
       ...(submission.idempotencyToken !== undefined ? { [BATCH_TAGS.idempotencyToken]: submission.idempotencyToken } : {}),
+      ...(submission.image !== undefined ? { [BATCH_TAGS.environmentImage]: tagValue(submission.image) } : {}),
     };
     return {
       jobName: submission.name,
@@ -202,15 +236,20 @@ export class BatchJobs implements JobsPort {
     }
   }
 
+  /** The newest ACTIVE revision of a definition named by name, `name:revision` or ARN; undefined when there is none. */
+  async #newestDefinition(jobDefinition: string): Promise<JobDefinition | undefined> {
+    const isArnOrRevision = jobDefinition.startsWith('arn:') || /:\d+$/.test(jobDefinition);
+    const output = await this.#batch.send(
+      new DescribeJobDefinitionsCommand(isArnOrRevision ? { jobDefinitions: [jobDefinition] } : { jobDefinitionName: jobDefinition, status: 'ACTIVE' }),
+    );
+    return [...(output.jobDefinitions ?? [])].filter((d) => d.status !== 'INACTIVE').sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0))[0];
+  }
+
   async #definitionCommand(jobDefinition: string): Promise<string[]> {
     let command = this.#commands.get(jobDefinition);
     if (!command) {
       command = (async () => {
-        const isArnOrRevision = jobDefinition.startsWith('arn:') || /:\d+$/.test(jobDefinition);
-        const output = await this.#batch.send(
-          new DescribeJobDefinitionsCommand(isArnOrRevision ? { jobDefinitions: [jobDefinition] } : { jobDefinitionName: jobDefinition, status: 'ACTIVE' }),
-        );
-        const newest = [...(output.jobDefinitions ?? [])].sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0))[0];
+        const newest = await this.#newestDefinition(jobDefinition);
         if (!newest) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
         return newest.containerProperties?.command ?? [];
       })();
@@ -218,6 +257,51 @@ export class BatchJobs implements JobsPort {
       command.catch(() => this.#commands.delete(jobDefinition));
     }
     return command;
+  }
+
+  /**
+   * The ARN of the job definition that runs `jobDefinition`'s command in `image`, registering it when needed (see
+   * the file's comment). Remembered per process; a failure is not.
+   */
+  imageDefinition(jobDefinition: string, image: string): Promise<string> {
+    const key = `${jobDefinition}\0${image}`;
+    let arn = this.#imageDefinitions.get(key);
+    if (!arn) {
+      arn = this.#registerImageDefinition(jobDefinition, image);
+      this.#imageDefinitions.set(key, arn);
+      arn.catch(() => this.#imageDefinitions.delete(key));
+    }
+    return arn;
+  }
+
+  async #registerImageDefinition(jobDefinition: string, image: string): Promise<string> {
+    const base = await this.#newestDefinition(jobDefinition);
+    if (!base?.jobDefinitionArn || !base.jobDefinitionName) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
+    if (base.type !== 'container' || !base.containerProperties) {
+      throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} is not a single-container definition: an environment image cannot replace its image`);
+    }
+    const name = imageDefinitionName(base.jobDefinitionName, image);
+    const existing = await this.#newestDefinition(name);
+    if (existing?.jobDefinitionArn && existing.containerProperties?.image === image && existing.tags?.[BATCH_TAGS.baseDefinition] === base.jobDefinitionArn) {
+      return existing.jobDefinitionArn;
+    }
+    const environment = [...(base.containerProperties.environment ?? []).filter((e) => e.name !== ENVIRONMENT_IMAGE_VARIABLE), { name: ENVIRONMENT_IMAGE_VARIABLE, value: image }];
+    const output = await this.#batch.send(
+      new RegisterJobDefinitionCommand({
+        jobDefinitionName: name,
+        type: base.type,
+        containerProperties: { ...base.containerProperties, image, environment },
+        ...(base.parameters ? { parameters: base.parameters } : {}),
+        ...(base.retryStrategy ? { retryStrategy: base.retryStrategy } : {}),
+        ...(base.timeout ? { timeout: base.timeout } : {}),
+        ...(base.propagateTags !== undefined ? { propagateTags: base.propagateTags } : {}),
+        ...(base.platformCapabilities ? { platformCapabilities: base.platformCapabilities } : {}),
+        ...(base.schedulingPriority !== undefined ? { schedulingPriority: base.schedulingPriority } : {}),
+        tags: { ...(base.tags ?? {}), [BATCH_TAGS.baseDefinition]: tagValue(base.jobDefinitionArn), [BATCH_TAGS.environmentImage]: tagValue(image) },
+      }),
+    );
+    if (!output.jobDefinitionArn) throw new FlywheelError('ConfigurationError', `RegisterJobDefinition of ${name} answered no ARN`);
+    return output.jobDefinitionArn;
   }
 
   async #details(jobIds: string[]): Promise<JobDetail[]> {
@@ -276,6 +360,7 @@ export class BatchJobs implements JobsPort {
       ...(job.container?.exitCode !== undefined && job.container.exitCode !== null ? { exitCode: job.container.exitCode } : {}),
       ...(job.startedAt ? { startedAt: job.startedAt } : {}),
       ...(job.stoppedAt ? { stoppedAt: job.stoppedAt } : {}),
+      ...(job.tags?.[BATCH_TAGS.environmentImage] ? { image: job.tags[BATCH_TAGS.environmentImage] } : {}),
     };
     if (size !== undefined && size >= 2) {
       d.arraySize = size;

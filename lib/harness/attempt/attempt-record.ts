@@ -64,6 +64,12 @@ export interface AttemptRecord extends RecordItem {
   observations?: SandboxObservation[];
   /** Strict mode: the workspace re-audited after the agent finished, before it was removed. */
   historyReaudit?: HistoryReaudit;
+  /**
+   * Set when the attempt failed for integrity, not for a wrong fix: the re-audit found history brought back (or could
+   * not read the workspace's repository), the verdict channel caught tampering, or (strict mode) the diff holds a flag
+   * aimed at the verdict. Such an attempt's status is `failed`; reports count these apart (`compare-modes`).
+   */
+  integrityFailure?: { reasons: string[] };
   model: string;
   tries: number;
   history: AttemptTry[];

@@ -8,7 +8,7 @@ import type { AttemptGrader } from './run-attempt.ts';
 /**
  * The grader an eval uses: `gradeAttempt` (pristine copy + the diff, test files reverted, per-test reports), with the
  * tests run in a fresh strict sandbox of the same provider — the tests execute the agent's code — and the test log
- * stored in blobs. What `gradeAttempt` throws (a base commit that is gone, a sandbox that will not start) stays a
+ * stored in blobs; in strict mode the diff's flags aimed at the verdict fail the attempt. What `gradeAttempt` throws (a base commit that is gone, a sandbox that will not start) stays a
  * throw: `runAttempt` records it as an infrastructure error of the try.
  *
  * @example
@@ -27,5 +27,7 @@ export function harnessGrader(options: { provider: SandboxProvider; blobs?: Blob
       runTests,
       ...(options.blobs ? { blobs: options.blobs } : {}),
       ...(request.trajectory ? { trajectory: request.trajectory } : {}),
+      // Flags aimed at the verdict fail strict attempts; lenient ones record them (the stream's checks fail both).
+      strict: request.mode !== 'lenient',
     });
 }

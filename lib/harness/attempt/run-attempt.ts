@@ -44,6 +44,8 @@ export const DEFAULT_ATTEMPT_RETRY: AttemptRetryPolicy = { maxTries: 3, baseDela
 
 export interface GradeRequest {
   task: Task;
+  /** The attempt's harness mode: strict grading fails the diff's flags aimed at the verdict. */
+  mode?: HarnessMode;
   sourceDir: string;
   baseCommit?: string;
   diff: string;
@@ -180,7 +182,8 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
   }
 
   const last = history.at(-1)!;
-  const status: AttemptRecord['status'] = !final ? 'infrastructure-error' : !final.grade ? 'ungraded' : final.grade.passed ? 'passed' : 'failed';
+  const integrity = final ? integrityFailureOf(final.result, final.grade) : undefined;
+  const status: AttemptRecord['status'] = !final ? 'infrastructure-error' : integrity ? 'failed' : !final.grade ? 'ungraded' : final.grade.passed ? 'passed' : 'failed';
   let diffKey: string | undefined;
   if (final) {
     diffKey = attemptDiffKey(input.runId, input.attemptId);
@@ -208,6 +211,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
     ...(final?.grade ? { grade: final.grade } : {}),
     ...(final ? { observations: final.result.observations } : {}),
     ...(final?.result.historyReaudit ? { historyReaudit: final.result.historyReaudit } : {}),
+    ...(integrity ? { integrityFailure: integrity } : {}),
     model: input.model.id,
     tries: history.length,
     history,
@@ -274,7 +278,8 @@ async function runOneTry(
       const reason = agent.stopReason.kind === 'infrastructure-error' ? agent.stopReason : { error: 'Flywheel.InfrastructureError', message: 'agent loop reported an infrastructure error' };
       throw new InfrastructureFailure('agent', reason.error, reason.message);
     }
-    // After the agent, before the copy goes: did anything it could reach bring history back? Recorded, not scored.
+    // After the agent, before the copy goes: did anything it could reach bring history back? A failed re-audit fails
+    // the attempt as an integrity failure (see `integrityFailureOf`).
     const historyReaudit = await reauditSession(session);
     const result: TryResult = {
       agent,
@@ -319,10 +324,27 @@ async function closeSession(session: SandboxSession): Promise<void> {
   }
 }
 
+/**
+ * Why a completed try is an integrity failure, if it is: a re-audit that is not ok (history came back, or the
+ * workspace's repository could not be read — which the agent can cause, so it fails closed), or a grade that says its
+ * verdict was tampered with (`integrityFailed`).
+ */
+function integrityFailureOf(result: TryResult, grade: AttemptGrade | undefined): { reasons: string[] } | undefined {
+  const reasons: string[] = [];
+  if (result.historyReaudit && !result.historyReaudit.ok) {
+    reasons.push(`history-reaudit-failed: ${result.historyReaudit.problems.join('; ') || 'not ok'}`);
+  }
+  if (grade?.['integrityFailed'] === true) {
+    reasons.push(...(grade.reasons ?? []).filter((r) => r.startsWith('verdict-integrity') || r.startsWith('integrity-flag')));
+  }
+  return reasons.length > 0 ? { reasons } : undefined;
+}
+
 async function gradeOrThrow(input: RunAttemptInput, result: TryResult, baseCommit: string | undefined): Promise<AttemptGrade> {
   try {
     return await input.grade!({
       task: input.task,
+      mode: input.mode,
       sourceDir: input.sourceDir,
       ...(baseCommit ? { baseCommit } : {}),
       diff: result.diff,

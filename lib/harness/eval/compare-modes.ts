@@ -3,7 +3,9 @@
  * (no history, no open network) and the lenient one (history and network kept); per model the report gives the
  * pass@1 in each mode, their difference (lenient − strict) with a 95% confidence interval, and the tasks that passed
  * only in lenient mode together with the evidence the harness recorded about them (git commands that read history,
- * blocked requests, reads outside the workspace, integrity flags of the diff, the post-attempt history re-audit).
+ * blocked requests, reads outside the workspace, integrity flags of the diff, the post-attempt history re-audit). Each
+ * mode's score also counts its integrity failures apart (`integrityFailures`: attempts failed for a failed re-audit
+ * or a tampered verdict rather than a wrong fix).
  *
  * The interval is a paired percentile bootstrap over tasks: a task's paired difference is its lenient pass@1 minus its
  * strict pass@1 (tasks scored in both modes only); tasks are resampled with replacement `resamples` times (default
@@ -55,11 +57,16 @@ export interface ModeScore {
   counts: Record<AttemptStatus, number>;
   /** Attempts with no record at all (only with `run: false`, or a run that was stopped). */
   missing: number;
+  /**
+   * Failed attempts that failed for integrity (a failed history re-audit, a tampered verdict, a strict-mode flag aimed
+   * at the verdict), counted apart from wrong fixes; they are included in `counts.failed`.
+   */
+  integrityFailures: number;
 }
 
 /** A piece of evidence about a task's attempts, in words plus where it came from. */
 export interface Evidence {
-  kind: SandboxObservation['kind'] | IntegrityFlag['kind'] | 'history.recovered';
+  kind: SandboxObservation['kind'] | IntegrityFlag['kind'] | 'history.recovered' | 'integrity.failure';
   /** e.g. `git log --all -p -- calc.py`, `blocked answers.example.com:80`, `skip-marker calc.py:3`. */
   summary: string;
   /** The attempt numbers it was seen in. */
@@ -180,7 +187,8 @@ function evidenceOf(records: AttemptRecord[]): Evidence[] {
         add(o.kind, `${argv}${d['failed'] ? ` (failed, exit ${String(d['exitCode'])})` : ''}`, r.n);
       } else if (o.kind === 'network.blocked' || o.kind === 'network.allowed') {
         const host = String(d['host'] ?? d['target'] ?? '?');
-        add(o.kind, `${o.kind === 'network.blocked' ? 'blocked' : 'allowed'} ${host}${d['port'] ? `:${String(d['port'])}` : ''}`, r.n);
+        const via = d['via'] === 'dns' || d['via'] === 'socket' ? ` (${String(d['via'])})` : '';
+        add(o.kind, `${o.kind === 'network.blocked' ? 'blocked' : 'allowed'} ${host}${d['port'] ? `:${String(d['port'])}` : ''}${via}`, r.n);
       } else {
         add(o.kind, `read ${String(d['path'] ?? '?')}`, r.n);
       }
@@ -189,6 +197,7 @@ function evidenceOf(records: AttemptRecord[]): Evidence[] {
     for (const f of flags) add(f.kind, `${f.kind} ${f.file}${f.line !== null ? `:${f.line}` : ''}: ${f.evidence}`, r.n);
     const reaudit = r.historyReaudit;
     if (reaudit && !reaudit.ok) add('history.recovered', reaudit.problems.join('; '), r.n);
+    for (const reason of r.integrityFailure?.reasons ?? []) if (!reason.startsWith('history-reaudit-failed')) add('integrity.failure', reason, r.n);
   }
   return [...byKey.values()];
 }
@@ -197,7 +206,8 @@ function modeScore(records: AttemptRecord[], mode: HarnessMode, taskIds: string[
   const now = new Date();
   const s = summarizeAttempts(records, { runId, mode, model: modelId, attemptsPerTask: attempts, concurrency: 1, taskIds, ran: 0, skipped: 0, startedAt: now, finishedAt: now });
   const present = Object.values(s.counts).reduce((a, b) => a + b, 0);
-  return { passAt1: s.passAt1, scoredTasks: s.perTask.filter((t) => t.scored > 0).length, counts: s.counts, missing: taskIds.length * attempts - present };
+  const integrityFailures = records.filter((r) => r.mode === mode && taskIds.includes(r.taskId) && r.n < attempts && r.status === 'failed' && r.integrityFailure).length;
+  return { passAt1: s.passAt1, scoredTasks: s.perTask.filter((t) => t.scored > 0).length, counts: s.counts, missing: taskIds.length * attempts - present, integrityFailures };
 }
 
 /** Builds one model's comparison from its attempt records (both modes). */

@@ -19,7 +19,16 @@ export const REASON_CODES = [
   'collected-tests-dropped',
   'test-command-timed-out',
   'no-tests-to-grade',
+  /** pytest ran through the stream but a session never ended (crash, `os._exit`, killed). */
+  'test-stream-incomplete',
+  /** The verdict channel caught tampering (see `pytest-stream.ts`): an integrity failure. */
+  'verdict-integrity',
+  /** A flag of `VERDICT_TAMPERING_KINDS` in strict mode: an integrity failure. */
+  'integrity-flag',
 ] as const;
+
+/** Reason codes that make a failure an integrity failure (tampering with the verdict), not the model's wrong fix. */
+export const INTEGRITY_REASON_CODES: readonly string[] = ['verdict-integrity', 'integrity-flag'];
 export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** The code of a reason string (`'fail-to-pass-not-passed: tests/t.py::a (failed)'` → `'fail-to-pass-not-passed'`). */

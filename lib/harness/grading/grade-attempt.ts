@@ -4,10 +4,15 @@
  *    does not apply fails with `patch-does-not-apply`);
  * 2. test files and runner configs the diff touched go back to the task's version, the test patch is applied;
  * 3. the task's setup command (if any) runs there, with the task's command time limit, then the test command, both
- *    through `runTests` (default: a local child process; `sandboxTestRunner` for
- *    isolation), with pytest asked for a JUnit report;
- * 4. outcomes come from the reports, never the exit code: every failToPass and passToPass id must be reported
- *    passed, a missing id is a failure, and fewer collected tests than expected fails the attempt;
+ *    through `runTests` (default: a local child process; `sandboxTestRunner` for isolation). pytest started from the
+ *    command line runs through the isolated launcher (`python -I`, no shadowing module) and streams each test's
+ *    outcome as it finishes over a channel the code cannot rewrite afterwards (`pytest-stream.ts`); other runners
+ *    write reports into the report directory, which are read once, after the run's processes are gone;
+ * 4. outcomes come from the stream (pytest) or the reports, never the exit code: every failToPass and passToPass id
+ *    must be reported passed, a missing id is a failure, and fewer collected tests than expected fails the attempt.
+ *    The stream is cross-checked against the JUnit files and pytest's own summary; any disagreement or tampering
+ *    it saw fails the attempt as an integrity failure (`integrityFailed`), as do, in strict mode, the diff's flags
+ *    aimed at the verdict (`VERDICT_TAMPERING_KINDS`). New test files the agent added are kept apart (`agentTests`);
  * 5. the test log is stored as a blob, and integrity flags are computed from the diff (and trajectory, if given).
  *
  * Infrastructure problems throw instead of grading: `Flywheel.GradingSetupError` (missing base commit, a test patch
@@ -19,12 +24,16 @@ import type { Task } from '../task/task-schema.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import { detectIntegrityFlags } from '../integrity/detect-integrity-flags.ts';
 import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
-import type { IntegrityFlag } from '../integrity/integrity-flag.ts';
+import { VERDICT_TAMPERING_KINDS, type IntegrityFlag } from '../integrity/integrity-flag.ts';
 import { decideVerdict } from './decide-verdict.ts';
+import { checkPytestStream, parsePytestStream, pytestStreamPrelude, type StreamCheck } from './pytest-stream.ts';
 import { prepareGradingTree, reportDirName } from './prepare-grading-tree.ts';
 import { readTestReports } from './read-test-reports.ts';
 import { GRADE_RESULT_VERSION, type GradeResult } from './schemas.ts';
+import { TestOutcomeIndex } from './test-id.ts';
+import type { TestReport } from './test-report.ts';
 import { gradingPrelude, runTestsLocally, type TestRunner, type TestRunOutput } from './test-runner.ts';
+import { randomBytes } from 'node:crypto';
 import { glob, lstat, readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -55,6 +64,52 @@ export interface GradeAttemptInput {
   reportGlobs?: string[];
   /** The attempt's trajectory, for flags from its tool calls. */
   trajectory?: Pick<Trajectory, 'steps'>;
+  /**
+   * Strict grading (default true): the diff's flags aimed at the verdict (`VERDICT_TAMPERING_KINDS`) fail the attempt
+   * as an integrity failure. Off (lenient mode), they are only recorded. Tampering the result stream catches fails
+   * the attempt either way.
+   */
+  strict?: boolean;
+}
+
+/** `kind file:line` of a flag, for a reason line. */
+function flagPlace(f: IntegrityFlag): string {
+  return `${f.kind} ${f.file}${f.line !== null ? `:${f.line}` : ''}`;
+}
+
+/**
+ * Reports of one run that contradict each other (one says a test passed, another that it failed or errored): the
+ * stream against a report file the command wrote itself, a go test -json file against its stdout, a JUnit file
+ * against a JSON one. Some writer other than the runner was at work; the verdict cannot be trusted.
+ */
+function reportDisagreements(reports: readonly TestReport[]): string[] {
+  if (reports.length < 2) return [];
+  const indexes = reports.map((r) => new TestOutcomeIndex(r.tests));
+  const out: string[] = [];
+  for (const [i, r] of reports.entries()) {
+    for (const t of r.tests) {
+      if (t.outcome !== 'passed') continue;
+      for (const [j, other] of reports.entries()) {
+        if (j === i) continue;
+        const o = indexes[j]!.lookup(t.id);
+        if (o === 'failed' || o === 'error') out.push(`report-disagreement: ${t.id} passed in ${r.source}, ${o} in ${other.source}`);
+      }
+    }
+  }
+  return out.length > 5 ? [...out.slice(0, 5), `report-disagreement: … ${out.length - 5} more`] : out;
+}
+
+/**
+ * Integrity flags for what the verdict channel saw (source `grading`). Exit hooks count only when registered from a
+ * file the diff touched: a repository's own hooks are not the agent's doing.
+ */
+function channelFlags(check: StreamCheck, touched: readonly string[]): IntegrityFlag[] {
+  const flags: IntegrityFlag[] = check.integrity.map((problem) => ({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' }));
+  for (const note of check.notes) {
+    const m = /^exit-hook:(.*)$/.exec(note);
+    if (m && touched.includes(m[1]!)) flags.push({ kind: 'exit-hook', file: m[1]!, line: null, evidence: 'registered an exit hook during the graded run', source: 'grading' });
+  }
+  return flags;
 }
 
 function defaultBaseCommit(task: Task): string | undefined {
@@ -86,7 +141,7 @@ async function readTestTexts(dir: string, paths: string[]): Promise<Record<strin
   return out;
 }
 
-function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; applyMode: string; reverted: GradeResult['reverted']; detail?: string; run?: TestRunOutput; reasons: string[] }): string {
+function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; applyMode: string; reverted: GradeResult['reverted']; agentTests?: string[]; detail?: string; run?: TestRunOutput; reasons: string[] }): string {
   const lines = [
     `# flywheel grading log`,
     `attempt: ${parts.attemptId}`,
@@ -94,6 +149,7 @@ function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; 
     `base: ${parts.baseCommit ?? '(plain files)'}`,
     `apply: ${parts.applyMode}`,
     ...parts.reverted.map((r) => `reverted: ${r.path} (${r.kind}, ${r.action})`),
+    ...(parts.agentTests ?? []).map((p) => `agent test (kept apart, not run): ${p}`),
     `command: ${parts.task.testCommand}`,
   ];
   if (parts.detail) lines.push(`detail: ${parts.detail}`);
@@ -137,23 +193,27 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       ...detectIntegrityFlags({ diff: input.diff, taskTestFiles, testFileContents: testTexts }),
       ...(input.trajectory ? detectTrajectoryFlags(input.trajectory, { taskTestFiles }) : []),
     ];
+    const strict = input.strict ?? true;
+    const tampering = strict ? integrity.filter((f) => VERDICT_TAMPERING_KINDS.includes(f.kind)).map((f) => `integrity-flag: ${flagPlace(f)}`) : [];
     const common = {
       version: GRADE_RESULT_VERSION,
       attemptId: input.attemptId,
       taskId: task.id,
       ...(tree.baseCommit !== undefined ? { baseCommit: tree.baseCommit } : {}),
       reverted: tree.reverted,
+      ...(tree.agentTests.length > 0 ? { agentTests: tree.agentTests } : {}),
       integrity,
     };
 
     if (!prepared.ok) {
-      const reasons = [`patch-does-not-apply: ${prepared.detail.split('\n')[0]}`];
+      const reasons = [`patch-does-not-apply: ${prepared.detail.split('\n')[0]}`, ...tampering];
       const perTest = Object.fromEntries([...task.failToPass, ...task.passToPass].map((id) => [id, 'missing' as const]));
       const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: 'failed', reverted: [], detail: prepared.detail, reasons }));
       return {
         ...common,
         passed: false,
         reasons,
+        ...(tampering.length > 0 ? { integrityFailed: true } : {}),
         perTest,
         collected: 0,
         expectedCollected: expectedCollected ?? Object.keys(perTest).length,
@@ -179,30 +239,45 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
         if (parent === treeReal || parent.startsWith(`${treeReal}/`)) await rm(join(tree.dir, stale), { force: true, recursive: true });
       }
     }
+    const nonce = randomBytes(16).toString('hex');
     const run = await (input.runTests ?? runTestsLocally)({
       dir: tree.dir,
       command: task.testCommand,
-      script: `${gradingPrelude(reportDir)}\n${task.testCommand}`,
+      script: `${gradingPrelude(reportDir)}\n${pytestStreamPrelude()}\n${task.testCommand}`,
+      stdin: `${nonce}\n`,
       reportDir,
       reportGlobs: [`${reportDir}/*`, ...taskGlobs],
       timeoutMs: input.timeoutMs ?? task.limits.commandSeconds * 1000,
       outputBytes: input.outputBytes ?? 32 * 1024 * 1024,
       ...(task.setupCommand ? { setup: { command: task.setupCommand, timeoutMs: input.setupTimeoutMs ?? task.limits.commandSeconds * 1000 } } : {}),
     });
-    const { reports, problems } = readTestReports({ files: run.reports, stdout: run.stdout, workdir: run.workdir });
+    // The stream goes to stderr; a command that sends stderr elsewhere and prints it back (`2>&1 | tee log`) has it in
+    // stdout. Lines without this run's nonce count for nothing (and are integrity failures).
+    const stream = parsePytestStream(`${run.stderr}\n${run.stdout}`, nonce);
+    const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir }) : undefined;
+    const others = readTestReports({ files: check ? run.reports.filter((f) => !check.junitFiles.includes(f.name)) : run.reports, stdout: run.stdout, workdir: run.workdir });
+    // With the stream, pytest's outcomes are the stream's; its printed summary is only a cross-check.
+    const reports = check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : others.reports;
+    const problems = [...others.problems, ...(check ? [] : task.testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
+    if (check) integrity.push(...channelFlags(check, tree.touched));
+    const disagreements = reportDisagreements(reports);
+    for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
     const verdict = decideVerdict({
       failToPass: task.failToPass,
       passToPass: task.passToPass,
       reports,
       ...(expectedCollected !== undefined ? { expectedCollected } : {}),
     });
-    const reasons = [...verdict.reasons];
+    const channelProblems = [...(check?.integrity ?? []), ...disagreements].map((p) => `verdict-integrity: ${p}`);
+    const reasons = [...channelProblems, ...tampering, ...(check?.failures ?? []), ...verdict.reasons];
     if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
-    const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, run, reasons }));
+    const integrityFailed = channelProblems.length > 0 || tampering.length > 0;
+    const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, run, reasons }));
     return {
       ...common,
       passed: reasons.length === 0,
       reasons,
+      ...(integrityFailed ? { integrityFailed: true } : {}),
       perTest: verdict.perTest,
       collected: verdict.collected,
       expectedCollected: verdict.expectedCollected,
@@ -214,6 +289,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       exitCode: run.exitCode,
       timedOut: run.timedOut,
       durationMs: Date.now() - t0,
+      channel: check ? { kind: 'pytest-stream', sessions: stream.sessions.length, runners: check.runners } : { kind: 'reports', sessions: 0, runners: [] },
     };
   } finally {
     await tree.cleanup();

@@ -2,7 +2,8 @@
  * Builds the tree an attempt is graded in, never the agent's workspace: the files of the base commit (read from the
  * task's repository through a private index, so neither its HEAD nor its index moves), the agent's diff applied with
  * `git apply`, then every test file and runner config the diff touched put back to the base version, the task's test
- * patch applied and the task's own test files written. The tree has no `.git`.
+ * patch applied and the task's own test files written: the task's pristine tests are what runs. New test files the
+ * agent added are kept apart (`agentTests`: left out of the tree, recorded, not flagged). The tree has no `.git`.
  *
  * `git apply` runs with GIT_CEILING_DIRECTORIES at the tree, so it patches the tree as plain files even when the temp
  * directory sits inside some repository; it refuses paths outside the tree and writes through no symlink.
@@ -35,6 +36,11 @@ export interface GradingTree {
   /** Every path the agent's diff touched (both names of a rename). */
   touched: string[];
   reverted: RevertedFile[];
+  /**
+   * New test files the agent added (tests by name, not the task's, absent from the base): kept apart — left out of
+   * the tree the verdict runs in, recorded here, never counted as tampering.
+   */
+  agentTests: string[];
   /** Paths of the task's test files as they stand in the tree (task list, test patch, provided contents). */
   taskTestPaths: string[];
   applyMode: ApplyMode;
@@ -158,7 +164,7 @@ export async function prepareGradingTree(input: PrepareGradingTreeInput): Promis
   try {
     const sha = await materialize(root, dir, input.sourceDir, input.baseCommit);
     const env = { GIT_CEILING_DIRECTORIES: root };
-    const tree: GradingTree = { root, dir, ...(sha ? { baseCommit: sha } : {}), touched: [], reverted: [], taskTestPaths: [], applyMode: 'empty', cleanup };
+    const tree: GradingTree = { root, dir, ...(sha ? { baseCommit: sha } : {}), touched: [], reverted: [], agentTests: [], taskTestPaths: [], applyMode: 'empty', cleanup };
 
     const testPatchPaths: string[] = [];
     if (input.testPatch && input.testPatch.trim() !== '') {
@@ -190,6 +196,10 @@ export async function prepareGradingTree(input: PrepareGradingTreeInput): Promis
           if (!runnerSectionChanged(path, before, await readText(dir, path))) continue;
         }
         await restore(dir, path, saved);
+        if (kind === 'test-file' && saved.kind === 'absent') {
+          tree.agentTests.push(path);
+          continue;
+        }
         tree.reverted.push({ path, kind, action: saved.kind === 'absent' ? 'removed' : 'restored' });
       }
     }

@@ -71,7 +71,8 @@ export function sandboxTestRunner(
         const failed = setupFailureMessage({ ...r, timedOut: r.limit === 'time' });
         if (failed) throw new GradingSetupError(failed);
       }
-      const run = await session.exec(req.script, { timeoutMs: req.timeoutMs });
+      // The reports are read once, in a command of their own, after the run's whole process tree is gone.
+      const run = await session.exec(req.script, { timeoutMs: req.timeoutMs, ...(req.stdin !== undefined ? { stdin: req.stdin } : {}) });
       const listing = await session.exec(listReportsScript(req.reportGlobs), { timeoutMs: 60_000 });
       // Reports that cannot be read back are the harness's problem, never the model's failure.
       if (listing.truncated || listing.exitCode !== 0) throw new TransientError(`could not read test reports back from the sandbox (exit ${listing.exitCode}, truncated ${listing.truncated})`);

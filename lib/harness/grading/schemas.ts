@@ -34,5 +34,17 @@ export const GradeResultSchema = z.object({
   timedOut: z.boolean(),
   durationMs: z.number(),
   integrity: z.array(IntegrityFlagSchema),
+  /**
+   * True when the attempt failed for tampering with the verdict (reasons `verdict-integrity` / `integrity-flag`):
+   * an integrity failure, which reports count apart from wrong fixes.
+   */
+  integrityFailed: z.boolean().optional(),
+  /** New test files the agent added: kept out of the verdict's run (not flagged, not tampering), listed here. */
+  agentTests: z.array(z.string()).optional(),
+  /**
+   * Where the outcomes came from: `pytest-stream` (the isolated launcher's stream, cross-checked with the JUnit files
+   * and pytest's summary; `runners` are the pytest modules that ran) or `reports` (report files and output only).
+   */
+  channel: z.object({ kind: z.enum(['pytest-stream', 'reports']), sessions: z.number().int(), runners: z.array(z.string()) }).optional(),
 });
 export type GradeResult = z.infer<typeof GradeResultSchema>;

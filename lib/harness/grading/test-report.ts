@@ -10,7 +10,8 @@ export type TestOutcome = 'passed' | 'failed' | 'skipped' | 'error';
 /** A graded test's outcome: `missing` when no report named it, which grading counts as not passed. */
 export type GradedOutcome = TestOutcome | 'missing';
 
-export type ReportFormat = 'junit-xml' | 'pytest-summary' | 'jest-json' | 'go-test-json';
+/** `pytest-stream`: the isolated launcher's per-phase lines (see `pytest-stream.ts`), the verdict's source for pytest. */
+export type ReportFormat = 'junit-xml' | 'pytest-summary' | 'jest-json' | 'go-test-json' | 'pytest-stream';
 
 export interface ReportedTest {
   /** The id in the runner's own notation (see `test-id.ts` for how ids are compared). */

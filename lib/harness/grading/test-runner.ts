@@ -4,8 +4,10 @@
  * with a timeout that kills its whole process group. It is not isolation — `sandboxTestRunner` is.
  *
  * Every runner gets a script that starts with `gradingPrelude`: it points `FLYWHEEL_REPORT_DIR` at a fresh
- * directory in the tree and asks pytest (via `PYTEST_ADDOPTS`) for a JUnit report there, plus `-rA` summary lines
- * as a fallback. Commands of other runners write their report there themselves, e.g.
+ * directory in the tree — a shell variable of the script, NOT exported, so the code under test cannot find it in its
+ * environment — and asks pytest (via `PYTEST_ADDOPTS`, for pytest started by a script of the task) for a JUnit report
+ * there, plus `-rA` summary lines as a fallback. pytest started from the command line itself runs through the
+ * isolated launcher and its result stream instead (`pytest-stream.ts`), which reads a nonce from the request's stdin. Commands of other runners write their report there themselves, e.g.
  * `npx vitest run --reporter=json --outputFile=$FLYWHEEL_REPORT_DIR/vitest.json` or
  * `go test -json ./... > $FLYWHEEL_REPORT_DIR/go.json` (go test -json and vitest/jest JSON on stdout are read too).
  */
@@ -34,6 +36,8 @@ export interface TestRunRequest {
    * of time throws `Flywheel.GradingSetupError` — the task's environment, never the model's failure.
    */
   setup?: { command: string; timeoutMs: number };
+  /** Given to the script on stdin (the pytest stream's nonce); never in the environment. */
+  stdin?: string;
 }
 
 export interface TestRunOutput {
@@ -67,7 +71,7 @@ function shellQuote(s: string): string {
  */
 export function gradingPrelude(reportDir: string): string {
   return [
-    `export FLYWHEEL_REPORT_DIR="$PWD"/${shellQuote(reportDir)}`,
+    `FLYWHEEL_REPORT_DIR="$PWD"/${shellQuote(reportDir)}`,
     'mkdir -p "$FLYWHEEL_REPORT_DIR"',
     `export PYTEST_ADDOPTS="-rA --junitxml=$FLYWHEEL_REPORT_DIR/${PYTEST_JUNIT_FILE} -o junit_family=xunit1 -p no:cacheprovider"`,
     'export NO_COLOR=1 FORCE_COLOR=0 PYTHONDONTWRITEBYTECODE=1 CI=true',
@@ -116,9 +120,11 @@ export function setupFailureMessage(run: { exitCode: number | null; signal: stri
 type BashRun = Omit<TestRunOutput, 'reports' | 'workdir' | 'durationMs'>;
 
 /** Runs a bash script in `dir` in its own process group, killed at the timeout and again when the script ends. */
-function runBash(dir: string, script: string, timeoutMs: number, outputBytes: number, env: NodeJS.ProcessEnv): Promise<BashRun> {
+function runBash(dir: string, script: string, timeoutMs: number, outputBytes: number, env: NodeJS.ProcessEnv, stdin = ''): Promise<BashRun> {
   return new Promise<BashRun>((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', script], { cwd: dir, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -183,7 +189,7 @@ export function makeLocalTestRunner(options: { env?: Record<string, string> } = 
       const failed = setupFailureMessage(await runBash(req.dir, req.setup.command, req.setup.timeoutMs, req.outputBytes, env));
       if (failed) throw new GradingSetupError(failed);
     }
-    const run = await runBash(req.dir, req.script, req.timeoutMs, req.outputBytes, env);
+    const run = await runBash(req.dir, req.script, req.timeoutMs, req.outputBytes, env, req.stdin);
     return { ...run, durationMs: Date.now() - t0, reports: await collectReportFiles(req.dir, req.reportGlobs), workdir: req.dir };
   };
 }

@@ -114,3 +114,42 @@ export async function startEgressProxy(input: {
     },
   };
 }
+
+// DNS helpers of the forwarder (`egress-forwarder.ts`), which answers every query inside the namespace with REFUSED.
+
+/** The first question of a DNS message: name and type (numbers as the wire has them). */
+export function dnsQuestion(msg: Buffer): { name: string; type: number; end: number } | undefined {
+  if (msg.length < 12 || msg.readUInt16BE(4) < 1) return undefined;
+  const labels: string[] = [];
+  let i = 12;
+  while (i < msg.length) {
+    const len = msg[i]!;
+    if (len === 0) {
+      i++;
+      break;
+    }
+    if (len > 63 || i + 1 + len > msg.length) return undefined;
+    labels.push(msg.subarray(i + 1, i + 1 + len).toString('latin1'));
+    i += 1 + len;
+  }
+  if (i + 4 > msg.length) return undefined;
+  return { name: labels.join('.'), type: msg.readUInt16BE(i), end: i + 4 };
+}
+
+export const DNS_TYPES: Record<number, string> = { 1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 12: 'PTR', 15: 'MX', 16: 'TXT', 28: 'AAAA', 33: 'SRV', 65: 'HTTPS', 255: 'ANY' };
+
+/** A REFUSED answer to `query` (same id, the question echoed), or undefined for something that is no query. */
+export function refuseDns(query: Buffer): Buffer | undefined {
+  const q = dnsQuestion(query);
+  if (!q) return undefined;
+  const out = Buffer.alloc(q.end);
+  query.copy(out, 0, 0, q.end);
+  const flags = query.readUInt16BE(2);
+  // QR=1, the query's opcode and RD, RA=0, RCODE=5 (REFUSED).
+  out.writeUInt16BE(0x8000 | (flags & 0x7900) | 5, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(0, 6);
+  out.writeUInt16BE(0, 8);
+  out.writeUInt16BE(0, 10);
+  return out;
+}

@@ -1,11 +1,13 @@
 /**
- * The sandbox covers /root (and other private paths) with an empty tmpfs, but a host's Python or Node often lives
- * there (pyenv in /root/.pyenv, nvm in /root/.nvm): a task's `pytest` would vanish inside. This finds the installation
- * prefixes of the interpreters a task needs, as the host resolves them, so the sandbox can bind exactly those prefixes
- * back, read-only, and put their `bin` first on PATH, while the rest of /root stays hidden.
+ * The host interpreters a sandbox shows as part of its environment, without the packages the host installed for
+ * them. A sandbox sees only its base system (/usr) and what its environment binds, but a task's `python3` or `node`
+ * often lives elsewhere (pyenv in /root/.pyenv, nvm in /root/.nvm, a checkout's node_modules/node): this finds the
+ * installation prefix of each, as the host resolves it, so the sandbox can bind exactly that prefix read-only at the
+ * same path and put its `bin` first on PATH, with the interpreter's own package folders (`site-packages`, Debian's
+ * `dist-packages`, the user site) covered by an empty folder: only the task environment's packages are importable.
  *
  * A pyenv shim is a shell script that needs pyenv itself, so the interpreter is asked where it lives
- * (`sys.prefix`, `sys.base_prefix`, `sys.executable`) instead of following the shim.
+ * (`sys.prefix`, `sys.base_prefix`, `sys.executable`, its package folders) instead of following the shim.
  */
 import { execFile } from 'node:child_process';
 import { access, constants, readFile, realpath, stat } from 'node:fs/promises';
@@ -15,16 +17,21 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export interface Exposure {
-  /** Directories to bind read-only inside the sandbox at the same path. */
+  /** Host directories bound read-only inside the sandbox at the same path. */
   paths: string[];
-  /** Directories to put first on the sandbox's PATH (after the git shim). */
+  /** Package folders (inside those prefixes or the base system) covered by an empty read-only folder. */
+  masks: string[];
+  /** Directories to put first on the sandbox's PATH. */
   binDirs: string[];
 }
 
 /** What the sandbox exposes by default: the interpreters test commands most often need. */
-export const DEFAULT_INTERPRETERS = ['python3', 'python', 'pytest', 'node'] as const;
+export const DEFAULT_INTERPRETERS = ['python3', 'python', 'node'] as const;
 
-function under(path: string, roots: string[]): boolean {
+/** Where the sandbox's base system already shows the host's files (an interpreter there needs no bind). */
+export const BASE_SYSTEM_ROOTS = ['/usr', '/bin', '/sbin', '/lib', '/lib64'] as const;
+
+function under(path: string, roots: readonly string[]): boolean {
   return roots.some((r) => path === r || path.startsWith(r.endsWith('/') ? r : `${r}/`));
 }
 
@@ -42,40 +49,57 @@ async function which(name: string, pathEnv: string): Promise<string | undefined>
   return undefined;
 }
 
-async function pythonLocation(interpreter: string): Promise<{ prefixes: string[]; bin: string } | undefined> {
+const PYTHON_PROBE = `
+import json, site, sys, sysconfig
+dirs = set()
+for p in list(getattr(site, 'getsitepackages', lambda: [])()) + [site.getusersitepackages(), sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]:
+    if p: dirs.add(p)
+for p in sys.path:
+    if p.endswith('site-packages') or p.endswith('dist-packages'): dirs.add(p)
+print(json.dumps({'prefix': sys.prefix, 'base': sys.base_prefix, 'executable': sys.executable, 'dirs': sorted(dirs)}))
+`;
+
+async function pythonLocation(interpreter: string): Promise<{ prefixes: string[]; bin: string; packageDirs: string[] } | undefined> {
   try {
-    const { stdout } = await run(interpreter, ['-c', 'import sys; print(sys.prefix); print(sys.base_prefix); print(sys.executable)'], { timeout: 15_000 });
-    const [prefix, base, executable] = stdout.trim().split('\n');
-    if (!prefix || !base || !executable) return undefined;
-    return { prefixes: [prefix, base], bin: dirname(executable) };
+    const { stdout } = await run(interpreter, ['-c', PYTHON_PROBE], { timeout: 15_000 });
+    const probe = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { prefix?: string; base?: string; executable?: string; dirs?: string[] };
+    if (!probe.prefix || !probe.base || !probe.executable) return undefined;
+    return { prefixes: [probe.prefix, probe.base], bin: dirname(probe.executable), packageDirs: probe.dirs ?? [] };
   } catch {
     return undefined;
   }
 }
 
 /**
- * The prefixes to expose for `names` (commands looked up on `pathEnv`) that lie under one of `hiddenRoots`.
- * Interpreters outside the hidden roots need nothing (they are visible, read-only, already).
+ * The prefixes to bind for `names` (commands looked up on `pathEnv`), the package folders to cover and the bin
+ * folders to put first on PATH. An interpreter inside the base system needs no bind, only its package folders covered.
  *
  * @example
- * await detectInterpreterExposure(['python3', 'pytest'], ['/root']);
- * // { paths: ['/root/.pyenv/versions/3.11.7'], binDirs: ['/root/.pyenv/versions/3.11.7/bin'] }
+ * await detectInterpreterExposure(['python3', 'node']);
+ * // { paths: ['/root/.pyenv/versions/3.11.7'], masks: ['/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages', …],
+ * //   binDirs: ['/root/.pyenv/versions/3.11.7/bin'] }
  */
-export async function detectInterpreterExposure(names: readonly string[], hiddenRoots: string[], pathEnv = process.env.PATH ?? ''): Promise<Exposure> {
+export async function detectInterpreterExposure(
+  names: readonly string[],
+  options: { baseRoots?: readonly string[]; pathEnv?: string } = {},
+): Promise<Exposure> {
+  const baseRoots = options.baseRoots ?? BASE_SYSTEM_ROOTS;
+  const pathEnv = options.pathEnv ?? process.env.PATH ?? '';
   const paths: string[] = [];
+  const masks: string[] = [];
   const binDirs: string[] = [];
-  const add = (prefixes: string[], bin: string) => {
-    for (const p of prefixes) if (under(p, hiddenRoots) && !paths.includes(p)) paths.push(p);
-    if (under(bin, hiddenRoots) && !binDirs.includes(bin)) binDirs.push(bin);
+  const add = (prefixes: string[], bin: string, packageDirs: string[] = []) => {
+    for (const p of prefixes) if (!under(p, baseRoots) && !paths.includes(p)) paths.push(p);
+    if (!under(bin, baseRoots) && !binDirs.includes(bin)) binDirs.push(bin);
+    for (const d of packageDirs) if (!masks.includes(d)) masks.push(d);
   };
   for (const name of names) {
     const found = await which(name, pathEnv);
     if (!found) continue;
     const real = await realpath(found).catch(() => found);
-    if (!under(found, hiddenRoots) && !under(real, hiddenRoots)) continue;
     if (/^python[0-9.]*$/.test(name)) {
       const loc = await pythonLocation(found);
-      if (loc) add(loc.prefixes, loc.bin);
+      if (loc) add(loc.prefixes, loc.bin, loc.packageDirs);
       continue;
     }
     if (name === 'node') {
@@ -84,7 +108,7 @@ export async function detectInterpreterExposure(names: readonly string[], hidden
         const exec = await realpath(stdout.trim());
         add([dirname(dirname(exec))], dirname(exec));
       } catch {
-        // an unusable node is left hidden
+        // an unusable node is left out
       }
       continue;
     }
@@ -94,12 +118,16 @@ export async function detectInterpreterExposure(names: readonly string[], hidden
     const interpreter = head.startsWith('#!') ? head.slice(2).trim().split(/\s+/)[0] : undefined;
     if (interpreter && /^python[0-9.]*$/.test(basename(interpreter))) {
       const loc = await pythonLocation(interpreter);
-      if (loc) add(loc.prefixes, loc.bin);
-    } else if (under(dirname(real), hiddenRoots) && !/\/shims$/.test(dirname(real))) {
+      if (loc) add(loc.prefixes, loc.bin, loc.packageDirs);
+    } else if (!under(dirname(real), baseRoots) && !/\/shims$/.test(dirname(real))) {
       add([dirname(dirname(real))], dirname(real));
     }
   }
   // A prefix inside another exposed prefix is exposed with it.
   const outer = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}/`)));
-  return { paths: outer, binDirs };
+  // Only folders that exist and that the sandbox shows can be covered.
+  const shown = [...outer, ...baseRoots];
+  const existing: string[] = [];
+  for (const m of masks) if (under(m, shown) && (await stat(m).then((s) => s.isDirectory(), () => false))) existing.push(m);
+  return { paths: outer, masks: existing, binDirs };
 }

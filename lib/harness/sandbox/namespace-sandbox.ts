@@ -1,30 +1,48 @@
 /**
- * The sandbox provider built on Linux namespaces with util-linux tools only (unshare, nsenter, setpriv, prlimit,
- * mount; `ip` from iproute2 to raise loopback): no bubblewrap, no Docker. Needs root (or CAP_SYS_ADMIN) on the host.
+ * The sandbox provider built on Linux namespaces: bubblewrap (`/usr/bin/bwrap`, Debian's `bubblewrap`) builds each
+ * command's root file system from an allow-list, util-linux (nsenter, setpriv, mount) and cgroups do the rest. Needs
+ * root on the host (to mount the workspace, make cgroups and join the strict network namespace); the commands
+ * themselves run as an unprivileged uid.
  *
- * Per attempt: an overlay workspace over cached read-only layers (copy fallback), strict-mode history audit, and in
- * strict mode a network namespace holding only loopback plus a forwarder to the egress proxy. Per command: a new pid
- * namespace (the tree dies with its first process), a new mount namespace where the sandbox root, the source
- * repository and /root are covered by empty tmpfs, every other mount is read-only, /tmp is the attempt's own, then all
- * capabilities are dropped (so the covers cannot be unmounted) and rlimits applied.
+ * Per attempt, once: an overlay workspace over cached read-only layers (copy fallback) whose writable parts live on a
+ * size-capped tmpfs with the attempt's /tmp (`attempt-disk.ts`); a cgroup holding every command of the attempt, with
+ * memory, process and CPU limits (`attempt-cgroup.ts`); the strict-mode history audit; the task environment
+ * (`spec.environment`, or the provider's resolver); in strict mode a network namespace holding only loopback plus a
+ * forwarder to the egress proxy.
+ *
+ * Per command (`sandbox-command.ts`): the root file system holds only the base system (/usr, the root links, a
+ * curated /etc: `base-system.ts`), the environment's read-only binds (package folders masked), the workspace, the
+ * private /tmp, a minimal /dev and a fresh /proc (its /proc/sys read-only; no /sys). Nothing else of the host exists
+ * inside. The command runs as the sandbox uid in a user namespace that maps only that uid (never root), in new pid,
+ * ipc, uts and cgroup namespaces, with user namespaces disabled, no capabilities, a seccomp filter
+ * (`seccomp-filter.ts`) and a cleared environment; its pid namespace dies with it, background processes included.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { constants as osConstants, tmpdir } from 'node:os';
-import { chmod, lstat, mkdir, readdir, readFile, rm, stat, writeFile, truncate } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { chown, lstat, mkdir, open, readdir, readFile, realpath, rm, stat, writeFile, constants as fsConstants } from 'node:fs/promises';
+import { isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { FlywheelError } from '../../errors.ts';
+import { CachedEnvironmentResolver } from '../environment/cached-environments.ts';
+import type { EnvironmentResolver } from '../environment/environment-resolver.ts';
 import { auditHistory, type HistoryAudit } from '../git/audit-history.ts';
 import { git } from '../git/run-git.ts';
+import { AttemptCgroup, removeCgroupDirs, type CgroupCounters } from './attempt-cgroup.ts';
+import { diskFull, mountAttemptDisk, reserveUsed, type AttemptDisk } from './attempt-disk.ts';
+import { GIT_CORE_GIT, HOST_GIT, prepareBaseSystem, type BaseSystem, type MountOp, type SandboxUser } from './base-system.ts';
 import { startEgressProxy, type EgressProxy } from './egress-proxy.ts';
 import { DEFAULT_INTERPRETERS, detectInterpreterExposure, type Exposure } from './expose-interpreters.ts';
+import { LAUNCH_FAILURE_PREFIX, sandboxCommand, type CommandPlan } from './sandbox-command.ts';
+import { stageSources, type StagedSources } from './stage-sources.ts';
 import { copyLayers, mountOverlay, prepareLayers, unmount, type WorkspaceLayers } from './workspace-layers.ts';
 import { parseGitLog } from './git-observations.ts';
 import type {
   ExecResult,
   HarnessMode,
   HistoryReaudit,
+  SandboxEnvironment,
   SandboxObservation,
   SandboxProvider,
   SandboxSession,
@@ -40,80 +58,60 @@ export class SandboxSetupError extends FlywheelError {
   }
 }
 
+/** A command could not be started inside the sandbox (its cgroup or bubblewrap refused): an infrastructure error. */
+export const SANDBOX_EXEC_ERROR = 'SandboxExecError';
+
 export interface NamespaceSandboxOptions {
-  /** Holds the layer cache and every attempt's directory; covered inside sandboxes. Default `$TMPDIR/flywheel-sandbox`. */
+  /** Holds the base system, the layer cache and every attempt's directory. Default `$TMPDIR/flywheel-sandbox`. */
   root?: string;
-  /** More paths to cover inside every sandbox (private suites, credentials). */
+  /**
+   * More host paths an agent has no business naming (private suites, credentials): a command that names one is
+   * recorded as `read.outside-workspace`. Nothing outside the allow-list is visible inside anyway.
+   */
   hide?: string[];
   /** `overlay` (fails if unavailable), `copy`, or `auto` (overlay, else copy). Default `auto`. */
   workspace?: 'overlay' | 'copy' | 'auto';
   /**
-   * Directories bound read-only inside every sandbox at the same path even when they lie under a hidden path (a
-   * toolchain under /root). Their `bin` subdirectory, when there is one, goes first on PATH.
+   * Host directories bound read-only inside every sandbox at the same path (a toolchain in /opt). Their `bin`
+   * subdirectory, when there is one, goes on PATH after the environment's.
    */
   exposePaths?: string[];
   /**
-   * Commands whose host installation is exposed when it lies under a hidden path (see `expose-interpreters.ts`):
-   * `true` (default) for python3, python, pytest and node; `false` for none; or a list of command names.
+   * Host interpreters added to every environment (see `expose-interpreters.ts`): their prefix bound read-only, their
+   * own package folders masked. `true` (default) for python3, python and node as the host's PATH resolves them;
+   * `false` for none; or a list of command names. An environment that binds the same prefix wins.
    */
   exposeInterpreters?: boolean | string[];
   /** Also run `git fsck --connectivity-only --unreachable` in the strict audit (about 20 ms on 10,000 files). Default true. */
   fsckAudit?: boolean;
+  /** Builds the environment of a spec that has none. Default `new CachedEnvironmentResolver()`. */
+  environments?: EnvironmentResolver;
+  /** The unprivileged uid (and gid) commands run as, inside and outside the sandbox. Default 61000. */
+  uid?: number;
+  gid?: number;
 }
 
-const REAL_GIT = '/usr/bin/git';
+/** Defaults of the attempt-wide limits (`SandboxLimits` fields left out). */
+export const DEFAULT_LIMITS = { memoryBytes: 4 * 1024 ** 3, processes: 512, diskBytes: 2 * 1024 ** 3, cpus: 2 } as const;
+
 const FORWARDER = fileURLToPath(new URL('./egress-forwarder.ts', import.meta.url));
-const MEMORY_HINT = /MemoryError|Cannot allocate|out of memory|bad_alloc|heap out of memory|memory exhausted/i;
-
-/** Mount setup inside the per-command namespaces; its arguments come as FW_* variables. */
-const SETUP = `
-set -e
-mkdir -p "$FW_TMP/.fw-ws"
-mount --bind "$FW_WORKDIR" "$FW_TMP/.fw-ws"
-i=0
-printf '%s\\n' "$FW_EXPOSE" | while IFS= read -r p; do
-  if [ -n "$p" ] && [ -d "$p" ]; then mkdir -p "$FW_TMP/.fw-x/$i"; mount --bind "$p" "$FW_TMP/.fw-x/$i"; fi
-  i=$((i+1))
-done
-mount --rbind "$FW_TMP" /tmp
-printf '%s\\n' "$FW_HIDE" | while IFS= read -r h; do
-  if [ -n "$h" ] && [ -d "$h" ]; then mount -t tmpfs -o mode=0755,size=64k fw-hidden "$h"; fi
-done
-i=0
-printf '%s\\n' "$FW_EXPOSE" | while IFS= read -r p; do
-  if [ -n "$p" ] && [ -d "/tmp/.fw-x/$i" ]; then mkdir -p "$p"; mount --move "/tmp/.fw-x/$i" "$p"; rmdir "/tmp/.fw-x/$i" 2>/dev/null || true; fi
-  i=$((i+1))
-done
-rmdir /tmp/.fw-x 2>/dev/null || true
-unset i p
-mkdir -p "$FW_WORKDIR"
-mount --move /tmp/.fw-ws "$FW_WORKDIR"
-rmdir /tmp/.fw-ws 2>/dev/null || true
-mount -t tmpfs -o mode=1777,size=256m fw-shm /dev/shm
-awk '{print $5}' /proc/self/mountinfo | while IFS= read -r m; do
-  case "$m" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/tmp|"$FW_WORKDIR") ;; *) mount -o remount,bind,ro "$m" 2>/dev/null || true ;; esac
-done
-cd "$FW_CWD"
-set +e
-setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- prlimit $FW_RLIMITS -- /bin/bash -c "$FW_COMMAND"
-exit $?
-`;
-
-const GIT_SHIM = `#!/bin/bash
-"${REAL_GIT}" "$@"
-code=$?
-{ printf '%s\\x1f%s' "$code" "$PWD"; for a in "$@"; do printf '\\x1f%s' "$a"; done; printf '\\x1e'; } >> /tmp/.flywheel/git.log 2>/dev/null
-exit $code
-`;
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+const NO_SPACE = /No space left on device|ENOSPC|Disk quota exceeded/;
+/** How often a running command's process counter is read (a fork bomb is killed at the next read). */
+const PIDS_POLL_MS = 200;
 
 function signalName(n: number): string | null {
   for (const [name, value] of Object.entries(osConstants.signals)) if (value === n) return name;
   return null;
 }
 
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
 /**
  * @example
- * const provider = new NamespaceSandboxProvider({ hide: ['/srv/private-suites'] });
+ * const provider = new NamespaceSandboxProvider({ exposePaths: ['/opt/toolchain'] });
  * const session = await provider.open({ sourceDir: repo, mode: 'strict', networkAllowList: [], limits });
  * const r = await session.exec('git log --oneline');
  * await session.close();
@@ -121,42 +119,57 @@ function signalName(n: number): string | null {
 export class NamespaceSandboxProvider implements SandboxProvider {
   readonly root: string;
   readonly options: NamespaceSandboxOptions;
+  /** Who sandboxed commands run as (an environment builder makes its outputs writable for it). */
+  readonly user: SandboxUser;
+  readonly environments: EnvironmentResolver;
   private overlayWorks: boolean | undefined;
+  private exposurePromise: Promise<Exposure> | undefined;
+  private basePromise: Promise<BaseSystem> | undefined;
 
   constructor(options: NamespaceSandboxOptions = {}) {
     this.options = options;
     this.root = resolve(options.root ?? join(tmpdir(), 'flywheel-sandbox'));
+    const uid = options.uid ?? 61000;
+    this.user = { uid, gid: options.gid ?? uid, name: 'flywheel' };
+    this.environments = options.environments ?? new CachedEnvironmentResolver();
   }
 
-  private exposurePromise: Promise<Exposure> | undefined;
-
   /**
-   * What every sandbox of this provider binds back read-only (explicit `exposePaths` plus the detected interpreter
-   * prefixes under hidden paths), computed once.
+   * What every sandbox of this provider binds besides its environment (`exposePaths` plus the detected interpreter
+   * prefixes, their package folders masked), computed once.
    */
   exposure(): Promise<Exposure> {
     this.exposurePromise ??= (async () => {
-      // /tmp is the attempt's own inside, so an interpreter installed under it (a checkout's node_modules/node in a
-      // clone under /tmp, as CI makes) is as hidden as one under /root.
-      const hidden = ['/root', tmpdir(), ...(this.options.hide ?? [])];
       const choice = this.options.exposeInterpreters ?? true;
       const names = choice === true ? [...DEFAULT_INTERPRETERS] : choice === false ? [] : choice;
-      const detected = await detectInterpreterExposure(names, hidden);
+      const detected = await detectInterpreterExposure(names);
       const paths = [...detected.paths];
       const binDirs = [...detected.binDirs];
       for (const p of this.options.exposePaths ?? []) {
         if (!isAbsolute(p)) throw new SandboxSetupError(`exposePaths: ${p} is not an absolute path`);
         const dir = resolve(p);
-        if (dir === '/' || dir === this.root || this.root.startsWith(`${dir}/`) || dir.startsWith(`${this.root}/`)) {
+        if (dir === '/' || within(this.root, dir) || within(dir, this.root)) {
           throw new SandboxSetupError(`exposePaths: ${p} would expose the sandbox root (layer cache, other attempts)`);
         }
         if (!paths.includes(dir)) paths.push(dir);
         const bin = join(dir, 'bin');
         if (!binDirs.includes(bin) && (await stat(bin).then((st) => st.isDirectory(), () => false))) binDirs.push(bin);
       }
-      return { paths, binDirs };
+      for (const p of detected.paths) {
+        if (within(this.root, p) || within(p, this.root)) throw new SandboxSetupError(`interpreter prefix ${p} would expose the sandbox root`);
+      }
+      return { paths, masks: detected.masks, binDirs };
     })();
     return this.exposurePromise;
+  }
+
+  /** The base system (curated /etc, git shim, seccomp program), written once under `<root>/base`. */
+  baseSystem(): Promise<BaseSystem> {
+    this.basePromise ??= prepareBaseSystem(join(this.root, 'base'), this.user);
+    this.basePromise.catch(() => {
+      this.basePromise = undefined;
+    });
+    return this.basePromise;
   }
 
   get attemptsDir(): string {
@@ -180,13 +193,13 @@ export class NamespaceSandboxProvider implements SandboxProvider {
   }
 
   /**
-   * Removes attempts whose owning process died without closing them (a crashed harness): unmounts their overlay and
-   * deletes their directory. Their namespaces died with their processes; the forwarder dies when its stdin closes.
+   * Removes attempts whose owning process died without closing them (a crashed harness): kills what still runs in
+   * their cgroups and removes those, unmounts their workspace and disk, deletes their directory. The forwarder dies
+   * when its stdin closes.
    */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
     const entries = await readdir(this.attemptsDir).catch(() => [] as string[]);
-    const mounts = await readFile('/proc/self/mountinfo', 'utf8');
     for (const id of entries) {
       const dir = join(this.attemptsDir, id);
       const owner = Number((await readFile(join(dir, 'owner'), 'utf8').catch(() => '')).trim());
@@ -198,19 +211,21 @@ export class NamespaceSandboxProvider implements SandboxProvider {
         alive = (error as NodeJS.ErrnoException).code === 'EPERM';
       }
       if (alive) continue;
-      const ws = join(dir, 'ws');
-      if (mounts.includes(` ${ws} `)) await unmount(ws);
+      const cgroups = (await readFile(join(dir, 'cgroups'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      await removeCgroupDirs(cgroups);
+      const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+      for (const m of [join(dir, 'ws'), join(dir, 'disk')]) if (mounts.includes(` ${m} `)) await unmount(m);
       await rm(dir, { recursive: true, force: true });
       removed.push(id);
     }
     return removed;
   }
 
-  /** Mounts overlay when allowed (remembering the answer), else copies. */
-  async materialize(lowers: string[], attemptDir: string, workdir: string): Promise<'overlay' | 'copy'> {
+  /** Mounts overlay when allowed (remembering the answer), else copies onto the attempt's disk. */
+  async materialize(lowers: string[], disk: AttemptDisk, workdir: string, diskBytes: number): Promise<'overlay' | 'copy'> {
     const choice = this.options.workspace ?? 'auto';
     if (choice !== 'copy' && this.overlayWorks !== false) {
-      const ok = await mountOverlay(lowers, join(attemptDir, 'upper'), join(attemptDir, 'ovl-work'), workdir);
+      const ok = await mountOverlay(lowers, disk.upper, disk.work, workdir);
       if (ok) {
         this.overlayWorks = true;
         return 'overlay';
@@ -218,9 +233,21 @@ export class NamespaceSandboxProvider implements SandboxProvider {
       if (choice === 'overlay') throw new SandboxSetupError('overlay mount failed');
       this.overlayWorks = false;
     }
-    await copyLayers(lowers, workdir);
+    // The copy lives on the capped disk too, shown at the workspace path by a bind mount.
+    const copy = join(disk.dir, 'ws');
+    await copyLayers(lowers, copy);
+    await chown(copy, this.user.uid, this.user.gid);
+    await reserveUsed(disk, diskBytes);
+    await mkdir(workdir, { recursive: true });
+    await bindMount(copy, workdir);
     return 'copy';
   }
+}
+
+const execFileAsync = promisify(execFile);
+
+async function bindMount(source: string, target: string): Promise<void> {
+  await execFileAsync('mount', ['--bind', source, target]);
 }
 
 export class NamespaceSandboxSession implements SandboxSession {
@@ -229,24 +256,34 @@ export class NamespaceSandboxSession implements SandboxSession {
   private readonly provider: NamespaceSandboxProvider;
   private readonly spec: SandboxSpec;
   private readonly attemptDir: string;
-  private readonly tmpDir: string;
   private layers: WorkspaceLayers | undefined;
   private strategy: 'overlay' | 'copy' | undefined;
+  private disk: AttemptDisk | undefined;
+  private cgroup: AttemptCgroup | undefined;
+  private plan: CommandPlan | undefined;
+  private base: BaseSystem | undefined;
+  private staged: StagedSources | undefined;
+  /** Read-only binds of the environment and the provider (host source at target), for the observations. */
+  private shownPaths: string[] = [];
+  private environmentUsed: SandboxEnvironment | undefined;
   private proxy: EgressProxy | undefined;
   private forwarder: ChildProcess | undefined;
   private forwarderPort = 0;
   private readonly observed: SandboxObservation[] = [];
   private readonly running = new Set<ChildProcess>();
   private closing: Promise<void> | undefined;
-  private exposed: Exposure = { paths: [], binDirs: [] };
+  private exposed: Exposure = { paths: [], masks: [], binDirs: [] };
   /** Milliseconds spent in each set-up and teardown step (what `bench:harness` reports). */
-  readonly timings: { layersMs: number; workspaceMs: number; auditMs: number; networkMs: number; closeMs: number } = {
-    layersMs: 0,
-    workspaceMs: 0,
-    auditMs: 0,
-    networkMs: 0,
-    closeMs: 0,
-  };
+  readonly timings: {
+    layersMs: number;
+    workspaceMs: number;
+    auditMs: number;
+    networkMs: number;
+    /** The cgroup, the capped disk and the base system. */
+    isolationMs: number;
+    environmentMs: number;
+    closeMs: number;
+  } = { layersMs: 0, workspaceMs: 0, auditMs: 0, networkMs: 0, isolationMs: 0, environmentMs: 0, closeMs: 0 };
 
   constructor(provider: NamespaceSandboxProvider, spec: SandboxSpec, attemptDir: string) {
     this.provider = provider;
@@ -254,42 +291,54 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.mode = spec.mode;
     this.attemptDir = attemptDir;
     this.workdir = join(attemptDir, 'ws');
-    this.tmpDir = join(attemptDir, 'tmp');
   }
 
   /** What this attempt's workspace was built with (for the trajectory and the benchmark). */
-  get info(): { strategy: 'overlay' | 'copy' | undefined; tree: string | undefined; forwarderPort: number } {
-    return { strategy: this.strategy, tree: this.layers?.tree, forwarderPort: this.forwarderPort };
+  get info(): { strategy: 'overlay' | 'copy' | undefined; tree: string | undefined; forwarderPort: number; environment: string | undefined } {
+    return { strategy: this.strategy, tree: this.layers?.tree, forwarderPort: this.forwarderPort, environment: this.environmentUsed?.id };
+  }
+
+  /** The attempt's limits with the defaults filled in. */
+  get limits(): Required<Pick<SandboxSpec['limits'], 'memoryBytes' | 'processes' | 'diskBytes' | 'cpus'>> {
+    const l = this.spec.limits;
+    return {
+      memoryBytes: l.memoryBytes ?? DEFAULT_LIMITS.memoryBytes,
+      processes: l.processes ?? DEFAULT_LIMITS.processes,
+      diskBytes: l.diskBytes ?? DEFAULT_LIMITS.diskBytes,
+      cpus: l.cpus ?? DEFAULT_LIMITS.cpus,
+    };
   }
 
   async start(): Promise<void> {
     const t0 = Date.now();
-    const network = (this.mode === 'strict' ? this.startNetwork() : Promise.resolve()).then(() => {
+    const background = <T>(p: Promise<T>): Promise<T> => {
+      // Awaited below; until then a failure must not surface as an unhandled rejection.
+      p.catch(() => undefined);
+      return p;
+    };
+    const network = background((this.mode === 'strict' ? this.startNetwork() : Promise.resolve()).then(() => {
       this.timings.networkMs = Date.now() - t0;
-    });
-    const shim = this.writeShim();
-    const exposure = this.provider.exposure().then((e) => {
+    }));
+    const exposure = background(this.provider.exposure().then((e) => {
       this.exposed = e;
-    });
-    exposure.catch(() => undefined);
-    // Awaited below; until then a failure must not surface as an unhandled rejection.
-    network.catch(() => undefined);
-    shim.catch(() => undefined);
+    }));
+    const isolation = background(this.startIsolation().then(() => {
+      this.timings.isolationMs = Date.now() - t0;
+    }));
     const layers = await prepareLayers({
       cacheDir: join(this.provider.root, 'cache'),
       sourceDir: this.spec.sourceDir,
       baseCommit: this.spec.baseCommit,
       mode: this.mode,
       scratchDir: this.attemptDir,
+      owner: this.provider.user,
     });
     this.layers = layers;
     const t1 = Date.now();
     this.timings.layersMs = t1 - t0;
-    await exposure;
-    const src = layers.sourceDir;
-    const leak = this.exposed.paths.find((p) => p === src || src.startsWith(`${p}/`) || p.startsWith(`${src}/`));
-    if (leak) throw new SandboxSetupError(`exposed path ${leak} would show the task's source repository ${src} (and its history) inside the sandbox`);
-    this.strategy = await this.provider.materialize(layers.lowers, this.attemptDir, this.workdir);
+    const environment = background(this.resolveEnvironment(layers));
+    await Promise.all([exposure, isolation]);
+    this.strategy = await this.provider.materialize(layers.lowers, this.disk!, this.workdir, this.limits.diskBytes);
     const t2 = Date.now();
     this.timings.workspaceMs = t2 - t1;
     if (layers.strict) {
@@ -303,17 +352,114 @@ export class NamespaceSandboxSession implements SandboxSession {
       if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
     }
     this.timings.auditMs = Date.now() - t2;
-    await Promise.all([network, shim, exposure]);
+    this.environmentUsed = await environment;
+    await network;
+    this.plan = await this.buildPlan(this.environmentUsed);
+    // One command proves the sandbox starts (binds exist, bubblewrap works) before the agent's first command.
+    const probe = await this.run('exit 0', {}, true);
+    if (probe.exitCode !== 0) throw new SandboxSetupError(`sandbox command failed to start: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
   }
 
-  private async writeShim(): Promise<void> {
-    const bin = join(this.tmpDir, '.flywheel', 'bin');
-    await mkdir(bin, { recursive: true });
-    await mkdir(join(this.tmpDir, 'home'), { recursive: true });
-    await writeFile(join(bin, 'git'), GIT_SHIM);
-    await chmod(join(bin, 'git'), 0o755);
-    await writeFile(join(this.tmpDir, '.flywheel', 'git.log'), '');
-    await chmod(this.tmpDir, 0o1777);
+  /** The attempt's cgroup and capped disk, and the provider's base system. */
+  private async startIsolation(): Promise<void> {
+    const limits = this.limits;
+    const name = this.attemptDir.split('/').at(-1)!;
+    const [, disk] = await Promise.all([
+      AttemptCgroup.create(name, { memoryBytes: limits.memoryBytes, processes: limits.processes, cpus: limits.cpus }).then(async (g) => {
+        this.cgroup = g;
+        await writeFile(join(this.attemptDir, 'cgroups'), `${g.dirs.join('\n')}\n`);
+        return g;
+      }),
+      mountAttemptDisk(join(this.attemptDir, 'disk'), limits.diskBytes, this.provider.user).then((d) => {
+        this.disk = d;
+        return d;
+      }),
+      this.provider.baseSystem(),
+    ]);
+    const { uid, gid } = this.provider.user;
+    await mkdir(join(disk.tmp, '.flywheel'));
+    await mkdir(join(disk.tmp, 'home'));
+    await writeFile(join(disk.tmp, '.flywheel', 'git.log'), '');
+    for (const p of [join(disk.tmp, '.flywheel'), join(disk.tmp, 'home'), join(disk.tmp, '.flywheel', 'git.log')]) await chown(p, uid, gid);
+  }
+
+  private async resolveEnvironment(layers: WorkspaceLayers): Promise<SandboxEnvironment> {
+    const t = Date.now();
+    const env = this.spec.environment ?? (await this.provider.environments.resolve({ treeDir: layers.treeDir }));
+    this.timings.environmentMs = Date.now() - t;
+    return env;
+  }
+
+  /** Checks the environment against what must stay out of reach and lays out every command's file system. */
+  private async buildPlan(environment: SandboxEnvironment): Promise<CommandPlan> {
+    const base = await this.provider.baseSystem();
+    this.base = base;
+    const root = this.provider.root;
+    const source = this.layers!.sourceDir;
+    const normalized = (what: string, path: string) => {
+      if (!isAbsolute(path) || normalize(path) !== path.replace(/\/+$/, '') || path === '/') throw new SandboxSetupError(`${what}: ${path} is not a normalized absolute path`);
+    };
+    const reachable = async (what: string, path: string): Promise<string> => {
+      const real = await realpath(path).catch(() => {
+        throw new SandboxSetupError(`${what} ${path} does not exist`);
+      });
+      if (within(root, real) || within(real, root)) throw new SandboxSetupError(`${what} ${path} would expose the sandbox root (layer cache, other attempts)`);
+      if (within(source, real) || within(real, source)) throw new SandboxSetupError(`${what} ${path} would show the task's source repository ${source} (and its history) inside the sandbox`);
+      return real;
+    };
+    const binds: Array<{ source: string; target: string }> = [];
+    for (const b of environment.binds) {
+      normalized('environment bind target', b.target);
+      binds.push({ source: await reachable('environment bind', b.source), target: b.target });
+    }
+    for (const p of this.exposed.paths) if (!binds.some((b) => b.target === p)) binds.push({ source: await reachable('exposed path', p), target: p });
+    this.shownPaths = binds.map((b) => b.target);
+    const masks = [...new Set([...(environment.masks ?? []), ...this.exposed.masks])];
+    for (const m of masks) normalized('mask', m);
+    const workspaceBinds: Array<{ source: string; path: string }> = [];
+    for (const b of environment.workspaceBinds ?? []) {
+      const rel = normalize(b.path);
+      if (isAbsolute(rel) || rel.startsWith('..') || rel === '.' || rel === '.git' || rel.startsWith('.git/')) {
+        throw new SandboxSetupError(`workspace bind path ${b.path} must be a relative path inside the workspace, outside .git`);
+      }
+      workspaceBinds.push({ source: await reachable('workspace bind', b.source), path: rel });
+    }
+    const outputBinds: Array<{ source: string; target: string }> = [];
+    for (const b of this.spec.outputBinds ?? []) {
+      normalized('output bind target', b.target);
+      const real = await reachable('output bind', b.source);
+      // Written by the sandbox user.
+      await execFileAsync('chown', ['-R', '-h', `${this.provider.user.uid}:${this.provider.user.gid}`, real]);
+      outputBinds.push({ source: real, target: b.target });
+    }
+    const pathDirs = [...new Set([...environment.pathDirs, ...this.exposed.binDirs, ...SYSTEM_PATH])];
+
+    // The order matters: /tmp before what may lie under it (the workspace, a toolchain in a checkout under /tmp),
+    // masks after the binds they cover, the git shim last.
+    const mounts: MountOp[] = [...base.mounts, { op: 'bind', source: this.disk!.tmp, target: '/tmp' }];
+    for (const b of binds) mounts.push({ op: 'ro-bind', source: b.source, target: b.target });
+    for (const m of masks) mounts.push({ op: 'ro-bind', source: base.emptyDir, target: m });
+    mounts.push({ op: 'bind', source: this.workdir, target: this.workdir });
+    for (const b of workspaceBinds) mounts.push({ op: 'ro-bind', source: b.source, target: join(this.workdir, b.path), agentOnly: true });
+    for (const b of outputBinds) mounts.push({ op: 'bind', source: b.source, target: b.target });
+    mounts.push({ op: 'ro-bind', source: HOST_GIT, target: base.realGitInside });
+    for (const target of await gitTargets(pathDirs, binds)) mounts.push({ op: 'ro-bind', source: base.gitShim, target });
+
+    this.staged = await stageSources(
+      mounts.flatMap((m) => (m.op === 'bind' || m.op === 'ro-bind' ? [m.source] : [])),
+      this.provider.user,
+    );
+    const staged = this.staged;
+    return {
+      user: this.provider.user,
+      seccompFile: base.seccompFile,
+      mounts: mounts.map((m) => (m.op === 'bind' || m.op === 'ro-bind' ? { ...m, source: staged.path(m.source) } : m)),
+      env: this.environment(pathDirs, environment),
+      ...(this.mode === 'strict' && this.forwarder?.pid ? { netns: `/proc/${this.forwarder.pid}/ns/net` } : {}),
+      ...(staged.mountNamespace ? { mountns: staged.mountNamespace } : {}),
+      cgroupProcs: this.cgroup!.procsFiles,
+      ...(this.spec.limits.cpuSeconds ? { cpuSeconds: this.spec.limits.cpuSeconds } : {}),
+    };
   }
 
   private async startNetwork(): Promise<void> {
@@ -323,19 +469,37 @@ export class NamespaceSandboxSession implements SandboxSession {
       allowList: this.spec.networkAllowList,
       onObservation: (o) => this.observed.push(o),
     });
+    // "AnyIP": every address is local to the namespace, so DNS to any nameserver and raw connects to the common ports
+    // reach the forwarder, which refuses and logs them (see egress-forwarder.ts); IPv6 when the kernel has it.
     const child = spawn(
       'unshare',
-      ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '--no-warnings', FORWARDER, socketPath],
+      ['--net', '--', 'sh', '-c', 'ip link set lo up && ip route add local 0.0.0.0/0 dev lo && { ip -6 route add local ::/0 dev lo 2>/dev/null || true; } && exec "$0" "$@"', process.execPath, '--no-warnings', FORWARDER, socketPath],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     this.forwarder = child;
     this.forwarderPort = await new Promise<number>((resolvePort, reject) => {
       let text = '';
       let err = '';
+      let port = 0;
       child.stdout.on('data', (d: Buffer) => {
         text += d.toString();
-        const line = text.split('\n')[0];
-        if (text.includes('\n') && line) resolvePort(Number(line));
+        let nl: number;
+        while ((nl = text.indexOf('\n')) >= 0) {
+          const line = text.slice(0, nl);
+          text = text.slice(nl + 1);
+          if (port === 0 && /^\d+$/.test(line)) {
+            port = Number(line);
+            resolvePort(port);
+            continue;
+          }
+          // DNS queries and raw connects the forwarder refused: logged like the proxy's blocked requests.
+          try {
+            const { obs } = JSON.parse(line) as { obs?: Record<string, unknown> };
+            if (obs) this.observed.push({ kind: 'network.blocked', at: new Date().toISOString(), detail: obs });
+          } catch {
+            /* not an observation line */
+          }
+        }
       });
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('exit', (code) => reject(new Error(`egress forwarder exited (${code}): ${err.trim()}`)));
@@ -343,10 +507,15 @@ export class NamespaceSandboxSession implements SandboxSession {
     });
   }
 
-  private environment(): Record<string, string> {
+  /** Every variable a command sees: nothing of the harness's own environment. */
+  private environment(pathDirs: string[], environment: SandboxEnvironment): Record<string, string> {
+    const user = this.provider.user.name;
     const env: Record<string, string> = {
-      PATH: `/tmp/.flywheel/bin:${this.exposed.binDirs.map((d) => `${d}:`).join('')}${dirname(process.execPath)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      PATH: pathDirs.join(':'),
       HOME: '/tmp/home',
+      USER: user,
+      LOGNAME: user,
+      SHELL: '/bin/bash',
       TMPDIR: '/tmp',
       LANG: 'C.UTF-8',
       TERM: 'dumb',
@@ -367,12 +536,13 @@ export class NamespaceSandboxSession implements SandboxSession {
       env.no_proxy = noProxy;
       env.NODE_USE_ENV_PROXY = '1';
     }
-    return { ...env, ...(this.spec.env ?? {}) };
+    return { ...env, ...(environment.env ?? {}), ...(this.spec.env ?? {}) };
   }
 
+  /** Host paths an agent has no business naming (all absent inside; naming one is recorded). */
   private hiddenPaths(): string[] {
     const hide = [this.provider.root, '/root', ...(this.provider.options.hide ?? [])];
-    if (this.layers && !this.layers.needsSource) hide.push(this.layers.sourceDir);
+    if (this.layers) hide.push(this.layers.sourceDir);
     return hide;
   }
 
@@ -386,36 +556,22 @@ export class NamespaceSandboxSession implements SandboxSession {
     internal: boolean,
   ): Promise<ExecResult> {
     if (this.closing) throw new FlywheelError('SandboxClosed', 'the sandbox is closed');
+    const plan = this.plan;
+    const cgroup = this.cgroup;
+    const disk = this.disk;
+    if (!plan || !cgroup || !disk) throw new FlywheelError('SandboxClosed', 'the sandbox is not started');
     const cwd = resolve(this.workdir, options.cwd ?? '.');
     const rel = relative(this.workdir, cwd);
     if (rel.startsWith('..') || isAbsolute(rel)) throw new FlywheelError('ValidationError', `cwd ${cwd} is outside the workspace`);
     if (!internal) this.noteOutsideReads(command);
     const limits = this.spec.limits;
-    const rlimits: string[] = [];
-    if (limits.cpuSeconds) rlimits.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
-    if (limits.memoryBytes) rlimits.push(`--as=${limits.memoryBytes}`);
     const outputCap = internal ? 512 * 1024 * 1024 : limits.outputBytes;
     const timeoutMs = options.timeoutMs ?? limits.commandTimeoutMs;
+    const [before, fullBefore] = await Promise.all([cgroup.counters(), diskFull(disk)]);
 
-    const unshareArgs = ['--pid', '--fork', '--kill-child', '--mount', '--mount-proc', '--propagation', 'private', '--', 'sh', '-c', SETUP];
-    const [file, args] =
-      this.mode === 'strict' && this.forwarder?.pid
-        ? ['nsenter', [`--net=/proc/${this.forwarder.pid}/ns/net`, '--', 'unshare', ...unshareArgs]]
-        : ['unshare', unshareArgs];
+    const { file, args } = sandboxCommand(plan, { command, cwd, internal });
     const started = Date.now();
-    const child = spawn(file, args as string[], {
-      env: {
-        ...this.environment(),
-        FW_TMP: this.tmpDir,
-        FW_WORKDIR: this.workdir,
-        FW_HIDE: this.hiddenPaths().join('\n'),
-        FW_EXPOSE: this.exposed.paths.join('\n'),
-        FW_CWD: cwd,
-        FW_RLIMITS: rlimits.join(' ') || '--core=0',
-        FW_COMMAND: command,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(file, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
     this.running.add(child);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -423,6 +579,10 @@ export class NamespaceSandboxSession implements SandboxSession {
     let seen = 0;
     let truncated = false;
     let limit: ExecResult['limit'];
+    const stop = (why: NonNullable<ExecResult['limit']>) => {
+      if (!limit) limit = why;
+      child.kill('SIGKILL');
+    };
     const killAt = outputCap * 4 + 1024 * 1024;
     const take = (sink: Buffer[]) => (d: Buffer) => {
       seen += d.length;
@@ -432,50 +592,58 @@ export class NamespaceSandboxSession implements SandboxSession {
         kept += Math.min(room, d.length);
       }
       if (seen > outputCap) truncated = true;
-      if (seen > killAt && !limit) {
-        limit = 'output';
-        child.kill('SIGKILL');
-      }
+      if (seen > killAt && !limit) stop('output');
     };
     child.stdout.on('data', take(out));
     child.stderr.on('data', take(err));
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.stdin ?? '');
-    const timer = setTimeout(() => {
-      if (!limit) limit = 'time';
-      child.kill('SIGKILL');
-    }, timeoutMs);
+    const timer = setTimeout(() => stop('time'), timeoutMs);
+    // A command at the attempt's process limit (a fork bomb) is stopped rather than left spinning until the clock.
+    const pidsWatch = setInterval(() => {
+      void cgroup.counters().then((now) => {
+        if (now.pidsMax > before.pidsMax && !limit) stop('processes');
+      });
+    }, PIDS_POLL_MS);
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
       child.on('close', (c, s) => done({ code: c, signal: s }));
       child.on('error', () => done({ code: null, signal: null }));
     });
     clearTimeout(timer);
+    clearInterval(pidsWatch);
     this.running.delete(child);
     const durationMs = Date.now() - started;
     const stdout = Buffer.concat(out).toString('utf8');
     const stderr = Buffer.concat(err).toString('utf8');
+    if (code === 125 && stderr.includes(LAUNCH_FAILURE_PREFIX)) {
+      throw new FlywheelError(SANDBOX_EXEC_ERROR, `the sandbox could not start the command: ${stderr.trim().slice(0, 300)}`);
+    }
 
-    // The namespace's first process is a shell, so a command killed by a signal shows as 128 + n.
+    // bubblewrap reports a command killed by a signal as 128 + n.
     let exitCode = code;
     let sig: string | null = signal;
     if (code !== null && code > 128 && code <= 128 + 64) {
       sig = signalName(code - 128);
       if (sig) exitCode = null;
     }
-    if (!limit && limits.cpuSeconds && (sig === 'SIGXCPU' || (sig === 'SIGKILL' && durationMs >= limits.cpuSeconds * 900))) {
-      limit = 'cpu';
+    if (!limit || limit === 'time') {
+      const after: CgroupCounters = await cgroup.counters();
+      if (after.pidsMax > before.pidsMax) limit = 'processes';
+      else if (after.oomKills > before.oomKills) limit = 'memory';
     }
-    if (!limit && limits.memoryBytes && (exitCode !== 0 || sig) && MEMORY_HINT.test(stderr + stdout)) limit = 'memory';
+    if (!limit && limits.cpuSeconds && (sig === 'SIGXCPU' || (sig === 'SIGKILL' && durationMs >= limits.cpuSeconds * 900))) limit = 'cpu';
+    // The disk cap: the attempt's disk is full now and this command filled it or was refused a write (ENOSPC).
+    if (!limit && (await diskFull(disk)) && (!fullBefore || NO_SPACE.test(stderr) || NO_SPACE.test(stdout))) limit = 'disk';
     if (!internal) await this.harvestGitLog();
     return { exitCode, signal: sig, stdout, stderr, truncated, limit, durationMs };
   }
 
-  /** Cheap detection of reads outside the workspace: the command names a covered path. */
+  /** Cheap detection of reads outside the workspace: the command names a hidden path. */
   private noteOutsideReads(command: string): void {
-    // The workspace itself lies under the (covered) sandbox root: its own path is not a read outside.
+    // The workspace itself lies under the sandbox root: its own path is not a read outside.
     let text = command.replaceAll(this.workdir, '<workspace>');
-    // Exposed toolchains (a python under /root) are readable by design.
-    for (const p of this.exposed.paths) text = text.replaceAll(p, '<exposed>');
+    // Bound toolchains (a python under /root) are readable by design.
+    for (const p of this.shownPaths) text = text.replaceAll(p, '<exposed>');
     for (const path of this.hiddenPaths()) {
       if (path !== '/' && text.includes(path)) {
         this.observed.push({ kind: 'read.outside-workspace', at: new Date().toISOString(), detail: { path, command } });
@@ -483,22 +651,39 @@ export class NamespaceSandboxSession implements SandboxSession {
     }
   }
 
+  /**
+   * Reads and empties the git shim's log. The file is the agent's (it can replace it with a link to a host file), so
+   * it is opened without following links and must be a regular file inside the attempt's /tmp.
+   */
   private async harvestGitLog(): Promise<void> {
-    const file = join(this.tmpDir, '.flywheel', 'git.log');
-    const text = await readFile(file, 'utf8').catch(() => '');
-    if (!text) return;
-    await truncate(file, 0).catch(() => undefined);
-    this.observed.push(...parseGitLog(text, this.mode));
+    const tmp = this.disk?.tmp;
+    if (!tmp) return;
+    const file = join(tmp, '.flywheel', 'git.log');
+    const real = await realpath(file).catch(() => undefined);
+    if (real !== file) return;
+    const handle = await open(file, fsConstants.O_RDWR | fsConstants.O_NOFOLLOW).catch(() => undefined);
+    if (!handle) return;
+    try {
+      if (!(await handle.stat()).isFile()) return;
+      const text = await handle.readFile('utf8');
+      if (!text) return;
+      await handle.truncate(0);
+      this.observed.push(...parseGitLog(text, this.mode));
+    } finally {
+      await handle.close();
+    }
   }
 
   async diff(): Promise<string> {
     const tree = this.layers?.tree;
-    if (!tree) throw new FlywheelError('SandboxClosed', 'the sandbox has no workspace');
+    if (!tree || !this.base) throw new FlywheelError('SandboxClosed', 'the sandbox has no workspace');
+    const realGit = this.base.realGitInside;
     // Inside the sandbox: the agent controls .git/config (filters, fsmonitor), so the harness never runs git on it.
+    // The environment's workspace binds are not mounted for this command, so they are not part of the diff.
     const script = [
       'export GIT_INDEX_FILE=/tmp/.flywheel/diff-index GIT_CONFIG_GLOBAL=/dev/null',
-      'rm -f "$GIT_INDEX_FILE"',
-      `${REAL_GIT} read-tree ${tree} && ${REAL_GIT} add -A && ${REAL_GIT} -c core.quotepath=false diff --cached --binary --full-index ${tree}`,
+      'mkdir -p /tmp/.flywheel && rm -f "$GIT_INDEX_FILE"',
+      `${realGit} read-tree ${tree} && ${realGit} add -A && ${realGit} -c core.quotepath=false diff --cached --binary --full-index ${tree}`,
       'code=$?; rm -f "$GIT_INDEX_FILE"; exit $code',
     ].join('\n');
     const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
@@ -518,7 +703,8 @@ export class NamespaceSandboxSession implements SandboxSession {
    * alternates or `commondir` file): then the full listing inside the sandbox decides.
    */
   private async objectsWrittenToUpper(): Promise<Set<string> | undefined> {
-    const upperGit = join(this.attemptDir, 'upper', '.git');
+    if (!this.disk) return undefined;
+    const upperGit = join(this.disk.upper, '.git');
     const st = await lstat(upperGit).catch(() => undefined);
     if (!st) return new Set();
     if (!st.isDirectory()) return undefined;
@@ -549,7 +735,7 @@ export class NamespaceSandboxSession implements SandboxSession {
    */
   async reaudit(): Promise<HistoryReaudit | undefined> {
     const strict = this.layers?.strict;
-    if (this.mode !== 'strict' || !strict || !this.layers) return undefined;
+    if (this.mode !== 'strict' || !strict || !this.layers || !this.base) return undefined;
     const started = Date.now();
     const problems: string[] = [];
     const fresh = new Set<string>();
@@ -559,7 +745,7 @@ export class NamespaceSandboxSession implements SandboxSession {
     } else {
       const script = [
         'export GIT_CONFIG_GLOBAL=/dev/null',
-        `${REAL_GIT} cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' || exit 3`,
+        `${this.base.realGitInside} cat-file --batch-all-objects --batch-check='%(objectname) %(objecttype)' || exit 3`,
         'for f in objects/info/alternates objects/info/http-alternates; do [ -e ".git/$f" ] && echo "ALT $f"; done; exit 0',
       ].join('\n');
       const r = await this.run(script, { timeoutMs: Math.max(this.spec.limits.commandTimeoutMs, 120_000) }, true);
@@ -619,8 +805,39 @@ export class NamespaceSandboxSession implements SandboxSession {
       });
     }
     await this.proxy?.close();
-    if (this.strategy === 'overlay') await unmount(this.workdir);
+    this.staged?.release();
+    // Whatever still runs in the attempt's cgroup dies with it (before the disk it may be writing to goes).
+    const cgroups = this.cgroup?.dirs ?? (await readFile(join(this.attemptDir, 'cgroups'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+    await removeCgroupDirs(cgroups);
+    const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+    for (const m of [this.workdir, join(this.attemptDir, 'disk')]) if (mounts.includes(` ${m} `)) await unmount(m);
     await rm(this.attemptDir, { recursive: true, force: true });
     this.timings.closeMs = Date.now() - started;
   }
+}
+
+/**
+ * Where a command could find a git: `git` in each PATH folder (through the binds that show it) and git-core's own.
+ * Each is covered by the shim, so every git a command runs is logged.
+ */
+async function gitTargets(pathDirs: string[], binds: Array<{ source: string; target: string }>): Promise<string[]> {
+  const targets: string[] = [];
+  const seen = new Set<string>();
+  for (const dir of pathDirs) {
+    const inside = join(dir, 'git');
+    const bind = binds.filter((b) => within(inside, b.target)).sort((a, b) => b.target.length - a.target.length)[0];
+    let host: string;
+    if (bind) host = join(bind.source, relative(bind.target, inside));
+    else if (['/usr', '/bin', '/sbin', '/lib', '/lib64'].some((r) => within(inside, r))) host = inside;
+    else continue;
+    const st = await stat(host).catch(() => undefined);
+    if (!st?.isFile()) continue;
+    // /bin/git and /usr/bin/git are one file when /bin links to usr/bin: one bind covers both.
+    const key = bind ? `${bind.target}:${inside}` : await realpath(host).catch(() => host);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    targets.push(bind ? inside : key);
+  }
+  if ((await stat(GIT_CORE_GIT).then((s) => s.isFile(), () => false)) && !targets.includes(GIT_CORE_GIT)) targets.push(GIT_CORE_GIT);
+  return targets;
 }

@@ -4,7 +4,7 @@
  *
  * The agent loop (`lib/harness/agent/`) sees only `SandboxSession`; implementations live beside this file and all
  * pass the conformance suite in `test/harness/conformance/`. The one provider so far is `NamespaceSandboxProvider`
- * (`./namespace-sandbox.ts`): unshare/nsenter/setpriv/prlimit from util-linux, overlayfs, needs root.
+ * (`./namespace-sandbox.ts`): bubblewrap, cgroups, overlayfs and util-linux's nsenter/setpriv, needs root.
  */
 
 export type HarnessMode = 'strict' | 'lenient';
@@ -12,10 +12,20 @@ export type HarnessMode = 'strict' | 'lenient';
 export interface SandboxLimits {
   /** Wall clock for one command, in milliseconds; the whole process tree is killed when it runs out. */
   commandTimeoutMs: number;
-  /** CPU seconds for one command (RLIMIT_CPU). */
+  /** CPU seconds for each process of one command (RLIMIT_CPU: SIGXCPU, then SIGKILL a second later). */
   cpuSeconds?: number;
-  /** Address-space bytes for one command's processes. */
+  /**
+   * Memory for the whole attempt, every command's processes together (a cgroup; the kernel's OOM killer acts inside
+   * it and the command reports `limit: 'memory'`). Files the attempt writes to its capped disk count too (tmpfs).
+   * Default 4 GiB.
+   */
   memoryBytes?: number;
+  /** Processes and threads of the attempt at once (cgroup `pids.max`; a command that hits it is stopped, `limit: 'processes'`). Default 512. */
+  processes?: number;
+  /** Bytes the attempt may write to its workspace and /tmp together (a size-capped tmpfs; `limit: 'disk'`). Default 2 GiB. */
+  diskBytes?: number;
+  /** CPU bandwidth of the attempt, in CPUs (a cgroup quota: slowed, never killed). Default 2. */
+  cpus?: number;
   /** Bytes of stdout+stderr kept per command; the rest is dropped and `truncated` is set. */
   outputBytes: number;
 }
@@ -74,8 +84,11 @@ export interface ExecResult {
   stderr: string;
   /** True when output passed `limits.outputBytes` and was cut. */
   truncated: boolean;
-  /** Which limit ended the command, if one did. */
-  limit?: 'time' | 'cpu' | 'memory' | 'output';
+  /**
+   * Which limit ended the command, if one did: `processes` (the attempt's process limit), `disk` (the attempt's disk
+   * cap: a write failed with ENOSPC), `memory` (the OOM killer killed a process of the attempt during the command).
+   */
+  limit?: 'time' | 'cpu' | 'memory' | 'output' | 'processes' | 'disk';
   durationMs: number;
 }
 

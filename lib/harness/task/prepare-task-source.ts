@@ -1,9 +1,12 @@
 /**
  * Puts a task's repository on this machine, whichever of the three sources the task names:
- * - `local`: a path (relative to the task file), used in place;
- * - `git`: a URL and a commit. A plain path is used in place (and `file://` when no cache folder is given); any URL (`file://`, `https://`, `ssh://`, `git://`,
- *   `user@host:path`) is cloned once into the cache, keyed by URL + commit, as a mirror (every ref, so lenient mode
- *   sees the history a real checkout would), and the commit must be in it;
+ * - `local`: a path (relative to the task file) to a checkout or plain files, used in place; a bare repository is
+ *   cloned like a URL (at its HEAD);
+ * - `git`: a URL and a commit. A plain path to a (non-bare) checkout is used in place. Any URL (`file://`, `https://`,
+ *   `ssh://`, `git://`, `user@host:path`) and any bare repository path is cloned once into the cache, keyed by URL +
+ *   commit, as a mirror (every ref, so lenient mode sees the history a real checkout would), the commit must be in it,
+ *   and the commit is checked out (detached) — never used in place, so the task's repository is not the workspace and
+ *   strict mode's history strip works on a private copy. Without a cache folder, `$TMPDIR/flywheel-sources` is used;
  * - `blob`: the key of a tarball (tar, tar.gz, tar.xz, tar.bz2, tar.zst) in the blobs port, downloaded and extracted
  *   with the system `tar` into the cache keyed by the tarball's content hash, after every member name and link target
  *   was checked to stay inside the extraction folder. A single top-level folder is taken as the root.
@@ -13,7 +16,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BlobsPort } from '../../ports/blobs.ts';
 import { ValidationError } from '../../errors.ts';
 import { git } from '../git/run-git.ts';
@@ -24,7 +29,7 @@ import type { Task } from './task-schema.ts';
 export interface TaskSourceOptions {
   /** The task file, whose folder relative paths resolve against (default: the current directory). */
   taskFile?: string;
-  /** Where fetched repositories and extracted tarballs are kept. Needed for git URLs and blobs. */
+  /** Where fetched repositories and extracted tarballs are kept; default `DEFAULT_SOURCES_CACHE`. */
   cacheDir?: string;
   /** Where `blob` sources are read from. */
   blobs?: BlobsPort;
@@ -42,6 +47,18 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** Where fetched sources go when the caller names no cache folder. */
+export const DEFAULT_SOURCES_CACHE = join(tmpdir(), 'flywheel-sources');
+
+/**
+ * True for a bare repository (HEAD, objects/ and refs/ at its top, no .git), read from the file system: git is never
+ * run inside a repository we do not control (its config could name commands).
+ */
+export async function isBareRepository(dir: string): Promise<boolean> {
+  const [head, objects, refs, dotGit] = await Promise.all(['HEAD', 'objects', 'refs', '.git'].map((n) => stat(join(dir, n)).catch(() => undefined)));
+  return Boolean(head?.isFile() && objects?.isDirectory() && refs?.isDirectory() && !dotGit);
 }
 
 /** True for a git URL that names a remote (or `file://`) rather than a path on this machine. */
@@ -74,23 +91,38 @@ async function commitIn(gitDir: string, commit: string): Promise<boolean> {
   return r.code === 0;
 }
 
-async function fetchGit(task: Task & { repo: { kind: 'git' } }, cacheDir: string): Promise<string> {
-  const { url, commit } = task.repo;
+async function headCommit(gitDir: string): Promise<string | undefined> {
+  const r = await git(['--git-dir', gitDir, 'rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { allowFailure: true });
+  return r.code === 0 ? r.stdout.trim() : undefined;
+}
+
+/**
+ * Clones `url` into the cache as a mirror with the commit checked out (detached HEAD, a working tree at the commit).
+ * `field` is the task field the URL came from.
+ */
+async function fetchGit(task: Task, source: { url: string; commit: string; field: string }, cacheDir: string): Promise<string> {
+  const { url, commit, field } = source;
   const dir = join(cacheDir, 'git', cacheKey(url, commit));
   await mkdir(dirname(dir), { recursive: true });
   return intoCache(dir, async (tmp) => {
     const gitDir = join(tmp, '.git');
     const clone = await git(['clone', '--quiet', '--mirror', '--', url, gitDir], { allowFailure: true, env: { GIT_TERMINAL_PROMPT: '0' } });
-    if (clone.code !== 0) throw new TaskSourceError(task, 'repo.url', `git clone of ${url} failed: ${clone.stderr.trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ').slice(0, 400)}`);
+    if (clone.code !== 0) throw new TaskSourceError(task, field, `git clone of ${url} failed: ${clone.stderr.trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ').slice(0, 400)}`);
     if (!(await commitIn(gitDir, commit))) {
       // Not on any ref (a PR head, a dangling commit): ask the server for it by id.
       await git(['--git-dir', gitDir, 'fetch', '--quiet', 'origin', commit], { allowFailure: true });
-      if (!(await commitIn(gitDir, commit))) throw new TaskSourceError(task, 'repo.commit', `commit ${commit} is not in ${url}`);
+      if (!(await commitIn(gitDir, commit))) throw new TaskSourceError(task, field === 'repo.url' ? 'repo.commit' : field, `commit ${commit} is not in ${url}`);
     }
-    // A working repository (not bare) without a checkout: the sandbox takes files from the commit's tree.
+    // A working repository (not bare), the commit checked out: hooks and filters cannot run (the clone copied no
+    // config of the source's, and hooks are turned off for the checkout).
     await git(['--git-dir', gitDir, 'config', 'core.bare', 'false']);
     await git(['--git-dir', gitDir, 'update-ref', '--no-deref', 'HEAD', commit]);
+    const checkout = await git(['--git-dir', gitDir, '--work-tree', tmp, '-c', 'core.hooksPath=/dev/null', 'read-tree', '-u', '--reset', commit], { allowFailure: true });
+    if (checkout.code !== 0) throw new TaskSourceError(task, field, `checkout of ${commit} from ${url} failed: ${checkout.stderr.trim().slice(0, 400)}`);
     await writeFile(join(tmp, '.flywheel-source.json'), `${JSON.stringify({ kind: 'git', url, commit })}\n`);
+    // Not part of the checkout: git status stays clean.
+    await mkdir(join(gitDir, 'info'), { recursive: true });
+    await writeFile(join(gitDir, 'info', 'exclude'), '/.flywheel-source.json\n', { flag: 'a' });
   });
 }
 
@@ -137,18 +169,22 @@ export async function prepareTaskSource(task: Task, options: TaskSourceOptions =
   const base = options.taskFile ? dirname(resolve(options.taskFile)) : process.cwd();
   const at = (p: string) => normalize(isAbsolute(p) ? p : resolve(base, p));
   const repo = task.repo;
-  // Without a cache, a `file://` URL is read in place (as `eval run` always did); with one it is cloned like any URL.
-  const inPlaceFileUrl = repo.kind === 'git' && repo.url.startsWith('file://') && !options.cacheDir;
-  if (repo.kind === 'local' || (repo.kind === 'git' && (!isRemoteGitUrl(repo.url) || inPlaceFileUrl))) {
+  const cacheDir = options.cacheDir ?? DEFAULT_SOURCES_CACHE;
+  if (repo.kind === 'local' || (repo.kind === 'git' && !isRemoteGitUrl(repo.url))) {
     const field = repo.kind === 'local' ? 'repo.path' : 'repo.url';
-    const dir = repo.kind === 'local' ? at(repo.path) : inPlaceFileUrl ? new URL(repo.url).pathname : at(repo.url);
+    const dir = repo.kind === 'local' ? at(repo.path) : at(repo.url);
     const st = await stat(dir).catch(() => undefined);
     if (!st?.isDirectory()) throw new TaskSourceError(task, field, `${dir} is not a directory on this machine`);
+    if (await isBareRepository(dir)) {
+      // A bare repository is the task's whole history: cloned and checked out, never the workspace itself.
+      const commit = repo.kind === 'git' ? repo.commit : await headCommit(dir);
+      if (!commit) throw new TaskSourceError(task, field, `${dir} is a bare repository without a HEAD commit`);
+      return fetchGit(task, { url: pathToFileURL(dir).href, commit, field }, cacheDir);
+    }
     // The commit is looked up when the sandbox opens: a missing one is that attempt's infrastructure error.
     return dir;
   }
-  if (!options.cacheDir) throw new TaskSourceError(task, repo.kind === 'git' ? 'repo.url' : 'repo.key', 'a remote source needs a cache folder (cacheDir) to fetch into');
-  if (repo.kind === 'git') return fetchGit(task as Task & { repo: { kind: 'git' } }, options.cacheDir);
+  if (repo.kind === 'git') return fetchGit(task, { url: repo.url, commit: repo.commit, field: 'repo.url' }, cacheDir);
   if (!options.blobs) throw new TaskSourceError(task, 'repo.key', 'a blob source needs the blobs port');
-  return fetchBlob(task as Task & { repo: { kind: 'blob' } }, options.cacheDir, options.blobs);
+  return fetchBlob(task as Task & { repo: { kind: 'blob' } }, cacheDir, options.blobs);
 }

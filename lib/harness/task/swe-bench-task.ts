@@ -33,6 +33,17 @@ export const SweBenchInstanceSchema = z.object({
 });
 export type SweBenchInstance = z.input<typeof SweBenchInstanceSchema>;
 
+/**
+ * The SWE-bench harness's per-instance evaluation image: `swebench/sweb.eval.x86_64.<instance id>:latest`, with `__`
+ * written `_1776_` (Docker repository names allow no double underscore) and lower case.
+ *
+ * @example
+ * sweBenchImage('django__django-11099') // 'swebench/sweb.eval.x86_64.django_1776_django-11099:latest'
+ */
+export function sweBenchImage(instanceId: string, template = 'swebench/sweb.eval.x86_64.{id}:latest'): string {
+  return template.replace('{id}', instanceId.replaceAll('__', '_1776_')).toLowerCase();
+}
+
 /** Paths a unified diff touches (`+++ b/<path>` lines). */
 export function pathsInPatch(patch: string): string[] {
   const paths = new Set<string>();
@@ -43,14 +54,23 @@ export function pathsInPatch(patch: string): string[] {
 /**
  * Imports one SWE-bench instance as a Task: repo from GitHub at base_commit, the problem statement as the
  * instruction, the test patch's files as the files to revert at grading. The test command defaults to pytest over
- * those files (override per repository with `options.testCommand`).
+ * those files (override per repository with `options.testCommand`). The task's environment image is SWE-bench's
+ * per-instance image (`sweBenchImage`; `options.image` another template, or false).
  *
  * @example
  * const task = importSweBenchInstance(row, { suite: 'swe-bench-verified' });
  */
 export function importSweBenchInstance(
   input: unknown,
-  options: { suite?: string; split?: 'train' | 'held-out'; visibility?: 'public' | 'private'; testCommand?: string; gitBaseUrl?: string } = {},
+  options: {
+    suite?: string;
+    split?: 'train' | 'held-out';
+    visibility?: 'public' | 'private';
+    testCommand?: string;
+    gitBaseUrl?: string;
+    /** The instance's environment image: a template with `{id}` (default SWE-bench's), or false for none. */
+    image?: string | false;
+  } = {},
 ): Task {
   const parsed = SweBenchInstanceSchema.safeParse(input);
   if (!parsed.success) {
@@ -73,6 +93,7 @@ export function importSweBenchInstance(
     testFiles,
     ...(row.test_patch ? { testPatch: row.test_patch } : {}),
     ...(row.patch ? { goldPatch: row.patch } : {}),
+    ...(options.image === false ? {} : { environment: { image: sweBenchImage(row.instance_id, options.image) } }),
     origin: { kind: 'swe-bench', ref: row.instance_id },
     metadata: {
       repo: row.repo,

@@ -14,6 +14,22 @@ export const RepoSourceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('blob'), key: z.string().min(1), baseCommit: z.string().optional() }),
 ]);
 
+/**
+ * The environment a task's commands run against, when the task names one (otherwise the harness builds a cached
+ * environment from the base tree's lockfiles: `lib/harness/environment/`, `docs/environments.md`).
+ * - `image`: a container image holding the task's toolchain and dependencies (SWE-bench's per-instance images). On
+ *   AWS the task's shard runs under a Batch job definition for that image.
+ * - `dockerfile`: the Dockerfile the image is built from (Harbor's `environment/Dockerfile`), a path relative to the
+ *   task file's folder (or absolute).
+ */
+export const TaskEnvironmentSchema = z
+  .object({
+    image: z.string().regex(/^[a-z0-9][a-z0-9._\-/:@]*$/i, 'an image reference (registry/name:tag or @sha256:…)').max(512).optional(),
+    dockerfile: z.string().min(1).optional(),
+  })
+  .refine((e) => e.image !== undefined || e.dockerfile !== undefined, { message: 'an image, a dockerfile, or both' });
+export type TaskEnvironment = z.infer<typeof TaskEnvironmentSchema>;
+
 /** One limit taxonomy for the whole harness: the agent loop, the sandbox and the reports all speak it. */
 export const LIMIT_KINDS = ['turns', 'tokens', 'time', 'output', 'cost'] as const;
 export type LimitKind = (typeof LIMIT_KINDS)[number];
@@ -56,6 +72,8 @@ export const TaskSchema = z.object({
   goldPatch: z.string().optional(),
   limits: LimitsSchema.default(LimitsSchema.parse({})),
   networkAllowList: z.array(z.string().min(1)).default([]),
+  /** A container image (and its Dockerfile) the task runs in; absent: the cached environment of its lockfiles. */
+  environment: TaskEnvironmentSchema.optional(),
   /** Where the task came from (`harbor`, `swe-bench`, `forge`, `report`). */
   origin: z.object({ kind: z.string(), ref: z.string().optional() }).optional(),
   metadata: z.record(z.string(), z.unknown()).default({}),

@@ -12,8 +12,10 @@ import { forEachLimited } from '../../feedback/for-each-limited.ts';
 import { classifySignal, type ChainDeps } from '../classify-signal.ts';
 import { embedSignal } from '../clusters/embed-signal.ts';
 import type { ModelsPort } from '../../ports/models.ts';
+import type { Ports } from '../../ports/ports.ts';
 import { loadSignal } from '../signal.ts';
 import { ensureTaxonomy } from '../taxonomy/taxonomy-store.ts';
+import { scopePortsToTenant, tenantOf } from '../../auth/tenant-ports.ts';
 
 export const MODES_EVENT_TYPES = ['feedback.stored', 'report.stored'] as const;
 
@@ -31,9 +33,12 @@ export function storedIds(body: string): { kind: 'feedback' | 'report'; ids: str
 }
 
 /** Classifies every signal an event names. */
-export async function classifyStoredEvent(deps: ClassifyDeps, body: string): Promise<{ classified: number; outcomes: Record<string, number> }> {
+export async function classifyStoredEvent(rootDeps: ClassifyDeps, body: string): Promise<{ classified: number; outcomes: Record<string, number> }> {
   const parsed = storedIds(body);
   if (!parsed) return { classified: 0, outcomes: {} };
+  // The event names its tenant's signals: read and label them through that tenant's view of the ports.
+  const tenant = tenantOf((JSON.parse(body) as { detail?: { tenant?: unknown } }).detail);
+  const deps: ClassifyDeps = { ...rootDeps, ports: scopePortsToTenant(rootDeps.ports as Ports, tenant) };
   const taxonomy = await ensureTaxonomy(deps.ports.records);
   const outcomes: Record<string, number> = {};
   await forEachLimited(parsed.ids, 8, async (id) => {

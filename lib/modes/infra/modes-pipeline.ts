@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { MODES_EVENT_TYPES } from '../consumers/classify-stored.ts';
@@ -32,13 +33,16 @@ const CLASSIFY_TIMEOUT_SECONDS = 120;
 /**
  * The failure-mode consumer on AWS: a rule on the Flywheel bus sends `feedback.stored` and `report.stored` to an SQS
  * queue (with a dead-letter queue after the stage's receive count), which feeds the `modes/classify` function with
- * partial batch failures. The queue buffers bursts and a judge endpoint that is down, so no signal is lost.
+ * partial batch failures. The queue buffers bursts and a judge endpoint that is down, so no signal is lost. Alarms
+ * (`QueueAlarms`): the age of the oldest message in either queue and the dead-letter depth.
  */
 export class ModesPipeline extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly classifier: FlywheelFunction;
   readonly rule: events.Rule;
+  /** Age of the oldest message in the queue and its dead-letter queue, and the dead-letter depth. */
+  readonly alarms: QueueAlarms;
 
   constructor(scope: Construct, id: string, props: ModesPipelineProps) {
     super(scope, id);
@@ -84,6 +88,17 @@ export class ModesPipeline extends Construct {
     this.classifier.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
     grantBedrockModels(this.classifier, props.judgeModel, props.embeddingModel);
     this.classifier.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
+      purpose: 'Failure-mode classification (modes queue)',
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      alarmTopic: props.alarmTopic,
+      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
+      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
+      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
+      deadLetterHint:
+        'events the classifier failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the modes queue (SQS StartMessageMoveTask)',
+    });
   }
 }
 

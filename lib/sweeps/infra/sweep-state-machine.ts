@@ -107,7 +107,11 @@ export class SweepStateMachine extends Construct {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, props.rolloutJobDefinitionArn] }),
     );
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs', 'batch:TerminateJob'], resources: ['*'] }));
+    // DescribeJobs takes no resource; TerminateJob (Step Functions stops the .sync job with it) is granted on job ARNs
+    // of this account and region only. Job ids are Batch's, so the ARN cannot name one job ahead of time.
+    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
@@ -144,7 +148,12 @@ export class SweepStateMachine extends Construct {
         {
           id: 'AwsSolutions-IAM5[Resource::*]',
           reason:
-            'batch:DescribeJobs and batch:TerminateJob take no resource-level permission (Step Functions polls and stops the .sync job with them); log delivery and X-Ray actions the state machine adds support no resource either.',
+            'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync job with it); log delivery and X-Ray actions the state machine adds support no resource either.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
+          reason:
+            'Step Functions stops the .sync Batch job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region (no job queue, definition or other resource).',
         },
         {
           id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, childExecutions)}]`,

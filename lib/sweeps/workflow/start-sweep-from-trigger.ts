@@ -24,6 +24,8 @@ import type { Ports } from '../../ports/ports.ts';
 import type { FieldIssue } from '../../api/issues.ts';
 import type { WorkflowsPort } from '../../ports/workflows.ts';
 import { startSweep, type StartSweepResult } from '../start-sweep.ts';
+import { DEFAULT_TENANT } from '../../auth/scopes.ts';
+import { tenantOf } from '../../auth/tenant-ports.ts';
 
 /** What the schedule sends (its target input, with the scheduled time filled in by Scheduler). */
 export interface ScheduledSweepEvent {
@@ -35,7 +37,8 @@ export interface ScheduledSweepEvent {
 /** An EventBridge event as the rule delivers it (`checkpoint.registered` from the Flywheel bus). */
 export interface CheckpointRegisteredEvent {
   'detail-type': 'checkpoint.registered';
-  detail: { checkpointId: string; sweep?: boolean };
+  /** `tenant` as the registry publishes it (absent: the default tenant). */
+  detail: { checkpointId: string; sweep?: boolean; tenant?: string };
 }
 
 export type SweepTriggerEvent = ScheduledSweepEvent | CheckpointRegisteredEvent;
@@ -89,6 +92,8 @@ export async function startSweepFromTrigger(
   }
   if ('detail-type' in event && event['detail-type'] === 'checkpoint.registered') {
     if (event.detail.sweep === false) return undefined;
+    // Sweeps run over the default tenant's records: another tenant's checkpoint id must not start one on a namesake.
+    if (tenantOf(event.detail) !== DEFAULT_TENANT) return undefined;
     const id = event.detail.checkpointId;
     const sweepId = checkpointSweepId(id);
     return attempt(sweepId, 'checkpoint', () => startSweep(ports, { sweepId, checkpoints: [id] }, settings, { trigger: 'checkpoint', requestedBy: 'checkpoint.registered' }));

@@ -3,8 +3,9 @@
  * one task for it (one failToPass and one passToPass test). Also the scripted replies of a correct fix and a wrong one.
  *
  * The tests run with python3 alone (no pytest needed; the sandbox exposes the host's python3 even when it lives under
- * /root), through a shell runner that writes a JUnit report into `$FLYWHEEL_REPORT_DIR`, as the grader asks of
- * non-pytest runners.
+ * /root), through a shell runner that writes a JUnit report into the directory it is given (the command passes
+ * `"$FLYWHEEL_REPORT_DIR"`, a variable of the graded script that is not exported), as the grader asks of non-pytest
+ * runners.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ export const BUG_LINE = 'return a - b  # bug';
 
 /** Runs each test function of test_calc.py in its own python3 and writes one JUnit report. */
 const RUNNER = `#!/bin/bash
-out="\${FLYWHEEL_REPORT_DIR:-.}/junit.xml"
+out="\${1:-.}/junit.xml"
 cases=""
 fails=0
 for t in test_add test_sub; do
@@ -68,7 +69,7 @@ export function makeCalcSuite(root: string, overrides: Partial<TaskInput> = {}):
     repo: { kind: 'git', url: '../repo', commit: base },
     instruction: 'add() in calc.py returns the wrong result. Fix it.',
     setupCommand: 'python3 -c "import calc"',
-    testCommand: 'bash run_tests.sh',
+    testCommand: 'bash run_tests.sh "$FLYWHEEL_REPORT_DIR"',
     failToPass: ['test_calc.py::test_add'],
     passToPass: ['test_calc.py::test_sub'],
     testFiles: ['test_calc.py', 'run_tests.sh'],

@@ -17,6 +17,7 @@ import {
 } from '../../../lib/harness/eval/compare-modes.ts';
 import { loadSuite } from '../../../lib/harness/eval/load-suite.ts';
 import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
+import { compareModesTable } from '../../../lib/cli/eval.ts';
 import type { AttemptRecord } from '../../../lib/harness/attempt/attempt-record.ts';
 import { openAiCompatibleModel } from '../../../lib/models/openai-compatible.ts';
 import { startScriptedModelServer, type ScriptedModelServer } from '../../support/scripted-model-server.ts';
@@ -67,6 +68,27 @@ describe('the statistics of compare-modes', () => {
     expect(m.difference).toMatchObject({ estimate: 0, pairedTasks: 3, signTest: { positive: 1, negative: 1, pValue: 1 } });
     expect(m.lenientOnly.map((t) => t.taskId)).toEqual(['a']);
     expect(m.strictOnly).toEqual(['c']);
+  });
+
+  it('counts integrity failures per mode apart from wrong fixes, with their reasons as evidence', () => {
+    const rec = (taskId: string, mode: 'strict' | 'lenient', status: AttemptRecord['status'], integrity?: string[]): AttemptRecord =>
+      ({ taskId, mode, n: 0, status, observations: [], usageAllTries: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, durationMs: 1, ...(integrity ? { integrityFailure: { reasons: integrity } } : {}) }) as unknown as AttemptRecord;
+    const records = [
+      rec('a', 'strict', 'failed', ['history-reaudit-failed: 1 commit/tag object(s) of the task\'s history readable after the attempt']),
+      rec('a', 'lenient', 'passed'),
+      rec('b', 'strict', 'failed', ['verdict-integrity: junit-rewritten: pytest-stream-1.xml changed after pytest session 1 ended']),
+      rec('b', 'lenient', 'failed', ['verdict-integrity: patched:TestReport.from_item_and_call (x)']),
+      rec('c', 'strict', 'failed'),
+      rec('c', 'lenient', 'failed'),
+    ];
+    const m = compareRecords(records, { runId: 'r', model: 'm', taskIds: ['a', 'b', 'c'], attempts: 1, resamples: 100, seed: 1 });
+    expect(m.strict).toMatchObject({ integrityFailures: 2, counts: { failed: 3 } });
+    expect(m.lenient).toMatchObject({ integrityFailures: 1, counts: { failed: 2, passed: 1 } });
+    expect(m.lenientOnly.map((t) => t.taskId)).toEqual(['a']);
+    expect(m.lenientOnly[0]!.evidence.strict).toEqual([]);
+    const table = compareModesTable({ version: 1, runId: 'r', tasks: 3, attemptsPerTask: 1, models: [m], generatedAt: '2026-12-03T00:00:00Z' });
+    expect(table).toMatch(/integrity failures \(strict\/lenient\)/);
+    expect(table).toMatch(/│?\s2\/1\s/);
   });
 
   it('the per-model run id is stable and key-safe', () => {

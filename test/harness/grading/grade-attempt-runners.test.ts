@@ -84,7 +84,9 @@ describe('gradeAttempt through sandboxTestRunner', () => {
       const diff = await agentDiff(repo.dir, repo.base, { 'calc/__init__.py': CALC_FIXED });
       const result = await gradeAttempt({ task: calcTask(), sourceDir: repo.dir, baseCommit: repo.base, diff, attemptId: 'sbx', runTests: sandboxTestRunner(provider) });
       expect(opened).toHaveLength(1);
-      expect(result.reportFormats).toEqual(['junit-xml']);
+      // Outcomes from the result stream, checked against the JUnit file read back through the session.
+      expect(result.reportFormats).toEqual(['pytest-stream']);
+      expect(result.integrityFailed).toBeUndefined();
       expect(result.passed).toBe(true);
       expect(result.collected).toBe(4);
     } finally {

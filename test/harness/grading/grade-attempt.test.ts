@@ -29,7 +29,7 @@ afterAll(async () => {
 const codes = (reasons: string[]) => reasons.map(reasonCode);
 
 describe('gradeAttempt with pytest on a real repository', () => {
-  it('passes a correct fix, reads outcomes from the JUnit report and stores the test log', async () => {
+  it('passes a correct fix, reads outcomes from the result stream (checked against the JUnit report) and stores the test log', async () => {
     const diff = await agentDiff(repo.dir, repo.base, { 'calc/__init__.py': CALC_FIXED });
     const result = await gradeAttempt({ task: calcTask(), sourceDir: repo.dir, baseCommit: repo.base, diff, attemptId: 'a-correct', blobs });
 
@@ -43,7 +43,9 @@ describe('gradeAttempt with pytest on a real repository', () => {
       'tests/test_calc.py::TestMul::test_zero': 'passed',
     });
     expect(result.collected).toBe(4);
-    expect(result.reportFormats).toEqual(['junit-xml']);
+    expect(result.reportFormats).toEqual(['pytest-stream']);
+    expect(result.channel).toMatchObject({ kind: 'pytest-stream', sessions: 1 });
+    expect(result.integrityFailed).toBeUndefined();
     expect(result.applyMode).toBe('exact');
     expect(result.baseCommit).toBe(repo.base);
     expect(result.logKey).toBe('grading/a-correct/test.log');
@@ -113,14 +115,14 @@ describe('gradeAttempt with pytest on a real repository', () => {
     expect(result.integrity.map((f) => f.kind).sort()).toEqual(['exit-call', 'runner-config-edit']);
   });
 
-  it('fails an os._exit(0) in the code under test although the test command exits 0: no report, every id missing', async () => {
+  it('fails an os._exit(0) in the code under test although the test command exits 0: the session never ends, the cut test is an error, the rest missing', async () => {
     const diff = await agentDiff(repo.dir, repo.base, { 'calc/__init__.py': CALC_FIXED.replace('    return a + b', '    import os\n    os._exit(0)') });
     const result = await gradeAttempt({ task: calcTask(), sourceDir: repo.dir, baseCommit: repo.base, diff, attemptId: 'a-exit' });
     expect(result.exitCode).toBe(0);
     expect(result.passed).toBe(false);
-    expect(Object.values(result.perTest)).toEqual(['missing', 'missing', 'missing', 'missing']);
+    expect(Object.values(result.perTest)).toEqual(['error', 'missing', 'missing', 'missing']);
     expect(codes(result.reasons)).toEqual([
-      'no-test-report',
+      'test-stream-incomplete',
       'fail-to-pass-not-passed',
       'fail-to-pass-not-passed',
       'pass-to-pass-not-passed',
@@ -166,8 +168,8 @@ describe('gradeAttempt with pytest on a real repository', () => {
     }
   });
 
-  it('restores a deleted test file and a new test file the agent added is dropped', async () => {
-    // A new test module can monkeypatch the code under test at collection; grading removes it.
+  it('restores a deleted test file; a new test file the agent added is kept apart (listed, not run, not reverted)', async () => {
+    // A new test module can monkeypatch the code under test at collection; grading leaves it out of the verdict's run.
     const diff = await agentDiff(repo.dir, repo.base, {
       'tests/test_calc.py': null,
       'tests/test_zz_patch.py': 'import calc\ncalc.add = lambda a, b: a + b\n\ndef test_ok():\n    assert True\n',
@@ -175,8 +177,8 @@ describe('gradeAttempt with pytest on a real repository', () => {
     const result = await gradeAttempt({ task: calcTask(), sourceDir: repo.dir, baseCommit: repo.base, diff, attemptId: 'a-delete' });
     expect(result.reverted.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
       { path: 'tests/test_calc.py', kind: 'task-test-file', action: 'restored' },
-      { path: 'tests/test_zz_patch.py', kind: 'test-file', action: 'removed' },
     ]);
+    expect(result.agentTests).toEqual(['tests/test_zz_patch.py']);
     expect(result.passed).toBe(false);
     expect(result.collected).toBe(4);
     expect(result.perTest['tests/test_calc.py::test_add']).toBe('failed');
@@ -273,11 +275,12 @@ describe('gradeAttempt with pytest on a real repository', () => {
     expect(result.passed).toBe(false);
   });
 
-  it('reads the -rA summary when the command sends the JUnit report elsewhere', async () => {
+  it('grades from the stream when the command sends the JUnit report elsewhere', async () => {
     const task = calcTask({ testCommand: 'python3 -m pytest --junitxml=/dev/null tests' });
     const diff = await agentDiff(repo.dir, repo.base, { 'calc/__init__.py': CALC_FIXED });
     const result = await gradeAttempt({ task, sourceDir: repo.dir, baseCommit: repo.base, diff, attemptId: 'a-summary' });
-    expect(result.reportFormats).toEqual(['pytest-summary']);
+    // The stream does not depend on the JUnit file; pytest's printed summary is only its cross-check.
+    expect(result.reportFormats).toEqual(['pytest-stream']);
     expect(result.passed).toBe(true);
     expect(result.collected).toBe(4);
   });
@@ -296,7 +299,7 @@ describe('gradeAttempt with pytest on a real repository', () => {
     const fix = await agentDiff(repo.dir, repo.base, { 'calc/__init__.py': CALC_FIXED });
     const ok = await gradeAttempt({ task: honest, sourceDir: repo.dir, baseCommit: repo.base, diff: fix, attemptId: 'a-report-glob' });
     expect(ok.passed).toBe(true);
-    expect(ok.reportFormats).toEqual(['junit-xml']);
+    expect(ok.reportFormats).toEqual(['pytest-stream', 'junit-xml']);
   });
 
   it('throws GradingSetupError (not a model failure) for a base commit the repository lacks', async () => {

@@ -82,12 +82,48 @@ describe('git URL + commit sources', () => {
     await expect(prepareTaskSource(task({ kind: 'git', url: `file://${bare}`, commit: 'deadbeef'.repeat(5) }), { cacheDir })).rejects.toThrow(
       `task t/1: repo.commit: commit ${'deadbeef'.repeat(5)} is not in file://${bare}`,
     );
-    await expect(prepareTaskSource(task({ kind: 'git', url: 'https://example.invalid/x.git', commit: repo.base }))).rejects.toThrow(
-      'task t/1: repo.url: a remote source needs a cache folder (cacheDir) to fetch into',
-    );
     await expect(prepareTaskSource(task({ kind: 'local', path: join(work, 'missing') }))).rejects.toThrow(`task t/1: repo.path: ${join(work, 'missing')} is not a directory on this machine`);
     // A failed clone leaves nothing half-made in the cache.
     expect(execFileSync('find', [cacheDir, '-mindepth', '2']).toString()).toBe('');
+  });
+});
+
+describe('bare repositories are cloned and checked out, never used in place', () => {
+  it('a bare repository path as repo.url: a checkout at the commit in the cache, the bare repository untouched', async () => {
+    const cacheDir = join(work, 'cache-bare');
+    const before = execFileSync('find', [bare, '-newer', join(bare, 'HEAD')]).toString();
+    const dir = await prepareTaskSource(task({ kind: 'git', url: bare, commit: repo.base }), { cacheDir });
+    expect(dir).not.toBe(bare);
+    expect(dir.startsWith(join(cacheDir, 'git'))).toBe(true);
+    expect(gitSync(dir, ['rev-parse', 'HEAD'])).toBe(repo.base);
+    expect(gitSync(dir, ['rev-parse', '--is-bare-repository'])).toBe('false');
+    // Checked out: the base commit's files, and a clean status.
+    expect(readFileSync(join(dir, 'src', 'calc.py'), 'utf8')).toContain('return None  # TODO');
+    expect(gitSync(dir, ['status', '--porcelain'])).toBe('');
+    expect(execFileSync('find', [bare, '-newer', join(bare, 'HEAD')]).toString()).toBe(before);
+    // The same bare repository named by a relative path from a task file is the same clone.
+    expect(await prepareTaskSource(task({ kind: 'git', url: 'remote.git', commit: repo.base }), { cacheDir, taskFile: join(work, 'task.json') })).not.toBe(bare);
+  });
+
+  it('a bare repository as a local path is cloned at its HEAD', async () => {
+    const dir = await prepareTaskSource(task({ kind: 'local', path: bare }), { cacheDir: join(work, 'cache-bare') });
+    expect(dir).not.toBe(bare);
+    expect(gitSync(dir, ['rev-parse', 'HEAD'])).toBe(gitSync(bare, ['rev-parse', 'HEAD']));
+  });
+
+  it('a bare repository given as repo.url runs in the strict sandbox with one parentless commit and nothing else', async () => {
+    const dir = await prepareTaskSource(task({ kind: 'git', url: bare, commit: repo.base }), { cacheDir: join(work, 'cache-bare') });
+    const provider = new NamespaceSandboxProvider({ root: join(work, 'sb-bare') });
+    const session = await provider.open({ sourceDir: dir, baseCommit: repo.base, mode: 'strict', networkAllowList: [], limits: { commandTimeoutMs: 20_000, outputBytes: 65536 } });
+    try {
+      const r = await session.exec(`git log --all --format=%P | wc -l; git log --all --format=%P | tr -d '\n' | wc -c; git tag | wc -l; git branch -a | wc -l; git remote | wc -l; git cat-file -t ${repo.answerCommit} 2>&1 | head -1`);
+      const [commits, parents, tags, branches, remotes, answer] = r.stdout.trim().split('\n');
+      expect({ commits, parents, tags, remotes }).toEqual({ commits: '1', parents: '0', tags: '0', remotes: '0' });
+      expect(Number(branches)).toBeLessThanOrEqual(1);
+      expect(answer).toMatch(/fatal|Not a valid object/);
+    } finally {
+      await session.close();
+    }
   });
 });
 
@@ -169,7 +205,7 @@ describe('loadSuite with every kind of source', () => {
     expect(tasks[0]!.sourceDir).toBe(repo.dir);
     expect(tasks[1]!.sourceDir.startsWith(join(cacheDir, 'git'))).toBe(true);
     expect(tasks[2]!.sourceDir.startsWith(join(cacheDir, 'blob'))).toBe(true);
-    // Without a cache, file:// is read in place (as before) and a blob task is an error naming its file's task.
-    await expect(loadSuite(suite)).rejects.toThrow('task c: repo.key: a remote source needs a cache folder (cacheDir) to fetch into');
+    // Without a cache folder, fetched sources go to the default cache (never read in place); a blob task still needs the blobs port.
+    await expect(loadSuite(suite)).rejects.toThrow('task c: repo.key: a blob source needs the blobs port');
   });
 });

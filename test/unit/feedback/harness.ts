@@ -64,6 +64,14 @@ export function openHarness(start = new Date('2026-12-02T10:00:00.000Z')): Harne
   };
 }
 
+/** The authorizer context of a key of the default tenant with every scope. */
+export const ADMIN_CONTEXT = { tenant: 'default', scopes: 'ingest,read,admin', keyId: 'test' } as const;
+
+/** The same event as another key's: `asKey(event, { tenant: 'acme', scopes: 'read' })`. */
+export function asKey(event: APIGatewayProxyEvent, context: { tenant: string; scopes: string } | null): APIGatewayProxyEvent {
+  return { ...event, requestContext: { ...event.requestContext, authorizer: context ? { keyId: 'test', ...context } : null } };
+}
+
 export function apiEvent(
   method: string,
   path: string,
@@ -83,7 +91,9 @@ export function apiEvent(
     queryStringParameters: query ?? null,
     multiValueQueryStringParameters: null,
     stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
+    // What the authorizer (Lambda on AWS, the local server's key check) puts there: an admin key of the default tenant
+    // unless a test says otherwise (`asKey`).
+    requestContext: { authorizer: { ...ADMIN_CONTEXT } } as unknown as APIGatewayProxyEvent['requestContext'],
   };
 }
 

@@ -110,6 +110,21 @@ describe('POST /v1/feedback', () => {
     expect(envelope.items[0].trajectory).toEqual({ blobKey: 'trajectories/feedback/traj-1.json' });
   });
 
+  it('takes a trajectory blobKey only when it names an upload this tenant stored; never a key the client chose', async () => {
+    await h.request('POST', '/v1/feedback', { body: feedbackEvent({ eventId: 'up-1', trajectory: { inline: { ok: 1 } } }) });
+    const uploaded = blobKeys.trajectory('up-1');
+    const reuse = await h.request('POST', '/v1/feedback', { body: feedbackEvent({ trajectory: { blobKey: uploaded } }) });
+    expect(reuse.status).toBe(202);
+    const missing = await h.request('POST', '/v1/feedback', { body: feedbackEvent({ trajectory: { blobKey: 'trajectories/feedback/never.json' } }) });
+    expect(missing.json.issues).toEqual([{ path: 'trajectory.blobKey', message: 'names no trajectory stored by this tenant' }]);
+    for (const blobKey of ['suites/x/t1.json', 'trajectories/attempts/a.jsonl', 'trajectories/feedback/a/b.json', 'spool/ingest/x.json']) {
+      const chosen = await h.request('POST', '/v1/feedback', { body: feedbackEvent({ trajectory: { blobKey } }) });
+      expect(chosen.json.issues, blobKey).toEqual([{ path: 'trajectory.blobKey', message: expect.stringContaining('must name an uploaded trajectory') }]);
+    }
+    // Ids are escaped into one path segment: `a` and `a.json/x` never collide as files.
+    expect([blobKeys.trajectory('a'), blobKeys.trajectory('a.json/x')]).toEqual(['trajectories/feedback/a.json', 'trajectories/feedback/a.json%2Fx.json']);
+  });
+
   it('rejects an inline trajectory over 256 KiB', async () => {
     const res = await h.request('POST', '/v1/feedback', { body: feedbackEvent({ trajectory: { inline: { s: 'x'.repeat(257 * 1024) } } }) });
     expect(res.status).toBe(400);
