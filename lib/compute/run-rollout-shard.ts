@@ -89,6 +89,17 @@ export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ ex
   const { spec } = input;
   const all = await loadTasks(spec, input);
   const mine = shardTasks(all, input.shardIndex, input.shardCount);
+  // A shard that runs in an environment image holds only tasks of that image (`groupTasksByImage`): another task
+  // would run against the wrong toolchain and dependencies.
+  if (spec.environmentImage !== undefined) {
+    const strangers = mine.filter((t) => t.task.environment?.image !== spec.environmentImage);
+    if (strangers.length > 0) {
+      throw new ValidationError(
+        `shard spec environmentImage is ${spec.environmentImage}, but task${strangers.length > 1 ? 's' : ''} ${strangers.map((t) => `${t.task.id} (${t.task.environment?.image ?? 'no image'})`).join(', ')} name${strangers.length > 1 ? '' : 's'} another`,
+        [{ path: 'environmentImage', message: 'every task of the shard must name this image' }],
+      );
+    }
+  }
   // Only this shard's repositories are fetched: relative paths resolve against baseDir, git URLs are cloned and blob
   // tarballs checked and extracted into workDir (the harness's own loader, so both paths refuse the same tarballs).
   const taskFile = join(input.baseDir ?? process.cwd(), 'task.json');

@@ -90,7 +90,7 @@ interface PhaseLine {
 }
 
 export interface StreamSession {
-  header: { pytest: string; version: string; python: string; cwd: string; mode: string; junit: string };
+  header: { pytest: string; writable?: boolean; version: string; python: string; cwd: string; mode: string; junit: string };
   end?: { exitstatus: number; junitSha256: string | null };
   exited: boolean;
   /** First line of each (test, phase), in arrival order. */
@@ -249,7 +249,7 @@ export function checkPytestStream(input: { stream: ParsedStream; files: readonly
   const root = input.workdir.replace(/\/+$/, '');
   for (const [i, s] of stream.sessions.entries()) {
     const runner = s.header.pytest ?? '';
-    if (runner === root || runner.startsWith(`${root}/`)) integrity.push(`runner-shadowed: pytest was imported from the workspace (${runner})`);
+    if ((runner === root || runner.startsWith(`${root}/`)) && s.header.writable !== false) integrity.push(`runner-shadowed: pytest was imported from the workspace (${runner})`);
     if (!s.end) {
       failures.push(`test-stream-incomplete: pytest session ${i + 1} ended without its end line (crash, os._exit or killed)`);
       continue;

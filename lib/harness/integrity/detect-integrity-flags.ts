@@ -54,7 +54,7 @@ export const LINE_RULES: readonly LineRule[] = [
   // `_fw_*`, the garbage collector's object lists) and its stream descriptor (`/proc/self/fd`).
   {
     kind: 'runner-patching',
-    pattern: /\b(?:from|import)\s+(?:_pytest|pluggy)\b|\b_pytest\.\w|\bTestReport\.(?:from_item_and_call|__init__|outcome|passed|failed)\b|\bCallInfo\.from_call\b|\bsys\.modules\s*\[\s*["'](?:_?pytest|pluggy)|\bsys\.modules\.(?:get|pop|setdefault)\s*\(\s*["'](?:_?pytest|pluggy)|\.outcome\s*=\s*["'](?:passed|failed)["']|\bpytest\.(?:main|hookimpl|Item|Function|Session|Config|TestReport|CallInfo)\b|\bpytest_runtest_\w+|\bpytest_report_\w+|\bbuiltins\.__import__\s*=|\bsys\.settrace\s*\(|\bsys\.setprofile\s*\(|\bimport\s+__main__\b|\bsys\.modules\s*\[\s*["']__main__|\b_fw_\w+|\bgc\.get_(?:objects|referrers)\s*\(|\/proc\/self\/fd\b/,
+    pattern: /\b(?:from|import)\s+(?:_pytest|pluggy)\b|\b_pytest\.\w|\bTestReport\.(?:from_item_and_call|__init__|outcome|passed|failed)\b|\bCallInfo\.from_call\b|\bsys\.modules\s*\[\s*["'](?:_?pytest|pluggy)|\bsys\.modules\.(?:get|pop|setdefault)\s*\(\s*["'](?:_?pytest|pluggy)|\.outcome\s*=\s*["'](?:passed|failed)["']|\bpytest\.(?:main|hookimpl|Item|Function|Session|Config|TestReport|CallInfo)\b|\bpytest_runtest_\w+|\bpytest_report_\w+|\bbuiltins\.__import__\s*=|\bsys\.settrace\s*\(|\bsys\.setprofile\s*\(|\bimport\s+__main__\b|\bsys\.modules\s*\[\s*["']__main__|\b_fw_\w+|\bgc\.get_(?:objects|referrers)\s*\(|\/proc\/self\/fd\b|\bpytest11\b|\bPYTEST_PLUGINS\b|\bPYTEST_DISABLE_PLUGIN_AUTOLOAD\b/,
     sourceOnly: true,
   },
   { kind: 'runner-import', pattern: /^\s*(?:import\s+pytest\b|from\s+pytest\b\s+import)/, sourceOnly: true },

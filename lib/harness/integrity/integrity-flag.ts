@@ -28,7 +28,9 @@ export const INTEGRITY_FLAG_KINDS = [
   'report-tampering',
   /**
    * Non-test source that patches the test runner: imports `_pytest` or pluggy internals, touches `TestReport`,
-   * `CallInfo`, `sys.modules['pytest']`, sets a report's `.outcome`, defines pytest's report hooks outside a conftest.
+   * `CallInfo`, `sys.modules['pytest']`, sets a report's `.outcome`, defines pytest's report hooks outside a conftest,
+   * registers a plugin (`pytest11` entry point, `PYTEST_PLUGINS`), or reaches for the result stream's launcher
+   * (`__main__`, `_fw_*`, `gc.get_objects`, `/proc/self/fd`).
    * Fails the attempt in strict mode.
    */
   'runner-patching',

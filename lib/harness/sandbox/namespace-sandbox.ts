@@ -470,10 +470,11 @@ export class NamespaceSandboxSession implements SandboxSession {
       onObservation: (o) => this.observed.push(o),
     });
     // "AnyIP": every address is local to the namespace, so DNS to any nameserver and raw connects to the common ports
-    // reach the forwarder, which refuses and logs them (see egress-forwarder.ts); IPv6 when the kernel has it.
+    // reach the forwarder, which refuses and logs them (see egress-forwarder.ts); IPv6 when the kernel has it. Without
+    // the route (no such support) isolation is the same, only those attempts go unlogged.
     const child = spawn(
       'unshare',
-      ['--net', '--', 'sh', '-c', 'ip link set lo up && ip route add local 0.0.0.0/0 dev lo && { ip -6 route add local ::/0 dev lo 2>/dev/null || true; } && exec "$0" "$@"', process.execPath, '--no-warnings', FORWARDER, socketPath],
+      ['--net', '--', 'sh', '-c', 'ip link set lo up && { ip route add local 0.0.0.0/0 dev lo || true; } && { ip -6 route add local ::/0 dev lo 2>/dev/null || true; } && exec "$0" "$@"', process.execPath, '--no-warnings', FORWARDER, socketPath],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     this.forwarder = child;

@@ -13,6 +13,7 @@ import {
   type CachedSandboxEnvironment,
   type EnvironmentEvent,
 } from '../../../lib/harness/environment/cached-environments.ts';
+import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import { runInEnvironment, writeTree } from './environment-fixture.ts';
 
 /** The builder under test: the strict sandbox (default); FLYWHEEL_TEST_ENV_BUILDER=process runs the same builds as plain processes. */
@@ -62,6 +63,7 @@ beforeAll(async () => {
   });
   nodeTree = writeTree(join(work, 'node'), {
     'package.json': JSON.stringify({ name: 'is-number', version: '9.9.9', scripts: { postinstall: 'touch /tmp/fw-postinstall-ran' }, dependencies: { 'is-odd': '3.0.1' } }, null, 2),
+    'index.js': 'module.exports = (n) => typeof n === "number" || "workspace";\n',
   });
   execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: nodeTree, stdio: 'ignore' });
   let t = Date.now();
@@ -187,6 +189,27 @@ describe('the Python layer', () => {
   }, 120_000);
 });
 
+describe('in the strict sandbox (the provider resolves the environment itself)', () => {
+  it("a Python task's commands see the venv and not the host's packages; a Node task's see the node_modules layer", async () => {
+    const provider = new NamespaceSandboxProvider({ root: join(work, 'sb'), environments: resolver });
+    const limits = { commandTimeoutMs: 60_000, outputBytes: 65536 };
+    const py = await provider.open({ sourceDir: pyTree, mode: 'strict', networkAllowList: [], limits });
+    try {
+      const r = await py.exec(`python -c "import six; print(six.__version__)"; python -m pytest -q tests 2>&1 | tail -1; python3 -c "import ${hostOnly}" 2>&1 | tail -1; echo $VIRTUAL_ENV`);
+      expect(r.stdout.trim().split('\n')).toEqual(['1.17.0', expect.stringMatching(/1 passed/) as string, `ModuleNotFoundError: No module named '${hostOnly}'`, PYTHON_ENV_TARGET]);
+    } finally {
+      await py.close();
+    }
+    const node = await provider.open({ sourceDir: nodeTree, mode: 'strict', networkAllowList: [], limits });
+    try {
+      const r = await node.exec(`node -e "console.log(typeof require('is-odd'))" 2>&1; touch node_modules/x 2>&1 | grep -c 'Read-only' `);
+      expect(r.stdout.trim().split('\n')).toEqual(['function', '1']);
+    } finally {
+      await node.close();
+    }
+  }, 120_000);
+});
+
 describe('inside a task image', () => {
   it('the image is the environment: nothing built, the interpreters keep their own packages', async () => {
     const tree = writeTree(join(work, 'in-image'), { 'requirements.txt': 'flywheel-never-built==1\n', 'package.json': '{"name":"x"}' });
@@ -211,7 +234,6 @@ describe('the Node layer', () => {
     // is-odd depends on is-number: the project's name, so the registry's copy is removed.
     expect(manifest.removed).toEqual([{ name: 'is-number', version: '6.0.0', path: 'node_modules/is-number', reason: "its name is the project's (is-number); linked to the workspace" }]);
     expect(existsSync('/tmp/fw-postinstall-ran')).toBe(false);
-    writeTree(nodeTree, { 'index.js': 'module.exports = (n) => typeof n === "number" || "workspace";\n' });
     // The dependency that requires the project gets the workspace's code under test.
     const r = runInEnvironment(nodeEnv, nodeTree, `node -e "const odd = require.resolve('is-odd'); console.log(odd); console.log(require.resolve('is-number', { paths: [odd] }))"`);
     expect(r.stderr).toBe('');

@@ -14,7 +14,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
@@ -196,6 +196,11 @@ export async function strictAttempt(input: {
       for (const s of trajectory.steps) if (s.type === 'tool_result') results.push({ name: s.name, content: s.content, isError: s.isError });
     }
     const diff = record.diffKey ? new TextDecoder().decode(await input.ports.blobs.get(record.diffKey)) : '';
+    // FW_REDTEAM_DUMP=<file>: what each attack saw and what the record says, to read a run afterwards.
+    if (process.env['FW_REDTEAM_DUMP']) {
+      const dump = { task: py.task.id, steps: steps.length, results, status: record.status, grade: record.grade, observations: record.observations, historyReaudit: record.historyReaudit, record };
+      appendFileSync(process.env['FW_REDTEAM_DUMP'], `${JSON.stringify(dump)}\n`);
+    }
     return { record, results, seen: results.map((r) => r.content).join('\n'), diff, py };
   } finally {
     await server.close();

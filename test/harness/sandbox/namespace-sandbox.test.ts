@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, readdirSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceSandboxProvider, SandboxSetupError } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import type { SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
-import { processesWith } from '../conformance/sandbox.conformance.ts';
+import { processesWith, whileRunning } from '../conformance/sandbox.conformance.ts';
 import { ANSWER, hashTree, makeHistoryRepo, type HistoryRepo } from './history-repo.ts';
 
 function listen(body: string): Promise<{ server: Server; port: number }> {
@@ -62,15 +62,17 @@ describe('namespace sandbox', () => {
       );
       expect((await s.exec(`grep -ra ${ANSWER} .git; echo $?`)).stdout).toBe('1\n');
       expect((await s.exec('git status --porcelain')).stdout).toBe('');
-      // The real .git is out of reach: the source directory and the sandbox root (layer cache, other attempts) are
-      // covered; only the path down to this workspace is recreated.
-      expect((await s.exec(`ls -A ${repo.dir}`)).stdout).toBe('');
+      // The real .git is out of reach: the source directory and the sandbox root (layer cache, other attempts) do not
+      // exist inside; only the path down to this workspace is there.
+      const source = await s.exec(`ls -A ${repo.dir}`);
+      expect(source.stdout).toBe('');
+      expect(source.stderr).toMatch(/No such file or directory/);
       expect((await s.exec(`ls -A ${provider.root}; ls -A ${provider.attemptsDir}`)).stdout).toBe(
         `attempts\n${s.workdir.split('/').at(-2)}\n`,
       );
       expect((await s.exec(`git --git-dir=${repo.dir}/.git log`)).exitCode).not.toBe(0);
-      // No capabilities: the covers cannot be lifted.
-      expect((await s.exec(`umount ${repo.dir} 2>&1; grep CapEff /proc/self/status`)).stdout).toMatch(/CapEff:\s+0+\n/);
+      // No capabilities, and mount(2) refused: nothing can be mounted or lifted.
+      expect((await s.exec(`umount ${s.workdir} 2>&1; grep CapEff /proc/self/status`)).stdout).toMatch(/CapEff:\s+0+\n/);
       const kinds = s.observations().map((o) => o.kind);
       expect(kinds).toContain('git.history-needed');
       expect(kinds).toContain('read.outside-workspace');
@@ -139,9 +141,83 @@ describe('namespace sandbox', () => {
     }
   });
 
+  it('runs as the sandbox uid, mapped to itself and nothing else; the attempt\'s cgroup holds its commands and goes at close', async () => {
+    const s = await provider.open(spec());
+    const attemptDir = join(s.workdir, '..');
+    const cgroups = readFileSync(join(attemptDir, 'cgroups'), 'utf8').trim().split('\n');
+    try {
+      const { uid, gid } = provider.user;
+      expect((await s.exec('id -u; id -g; id -G; id -un')).stdout).toBe(`${uid}\n${gid}\n${gid}\nflywheel\n`);
+      const mark = `fwns${process.pid}${Date.now()}`;
+      const { seen } = await whileRunning(s, mark, (pid) => ({
+        uidMap: readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/),
+        status: readFileSync(`/proc/${pid}/status`, 'utf8'),
+        cgroup: readFileSync(`/proc/${pid}/cgroup`, 'utf8'),
+      }));
+      // Seen from the host: one uid, the sandbox's, mapped to itself; the process is in the attempt's groups.
+      expect(seen.uidMap).toEqual([String(uid), String(uid), '1']);
+      expect(/^Uid:\s+(.*)$/m.exec(seen.status)![1]!.split(/\s+/)).toEqual([String(uid), String(uid), String(uid), String(uid)]);
+      for (const dir of cgroups) expect(seen.cgroup).toContain(dir.split('/').at(-1));
+      for (const dir of cgroups) expect(existsSync(dir)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    for (const dir of cgroups) expect(existsSync(dir)).toBe(false);
+  });
+
+  it('an environment: read-only binds with masks, workspace binds outside the diff, its PATH and variables; every git is the shim', async () => {
+    const tool = join(work, 'toolchain');
+    mkdirSync(join(tool, 'bin'), { recursive: true });
+    mkdirSync(join(tool, 'lib', 'packages'), { recursive: true });
+    writeFileSync(join(tool, 'lib', 'packages', 'host_only.py'), 'SECRET = 1\n');
+    writeFileSync(join(tool, 'bin', 'fw-tool'), '#!/bin/sh\necho "tool at $TOOL_HOME"\n');
+    writeFileSync(join(tool, 'bin', 'git'), '#!/bin/sh\necho FAKE GIT\n');
+    for (const f of ['fw-tool', 'git']) chmodSync(join(tool, 'bin', f), 0o755);
+    const modules = join(work, 'modules');
+    mkdirSync(join(modules, 'pkg'), { recursive: true });
+    writeFileSync(join(modules, 'pkg', 'index.js'), 'module.exports = 42;\n');
+    const output = join(work, 'output');
+    mkdirSync(output, { recursive: true });
+    const s = await provider.open(
+      spec({
+        environment: {
+          id: 'test-env',
+          binds: [{ source: tool, target: '/opt/fw-test-tool' }],
+          masks: ['/opt/fw-test-tool/lib/packages'],
+          workspaceBinds: [{ source: modules, path: 'node_modules' }],
+          pathDirs: ['/opt/fw-test-tool/bin'],
+          env: { TOOL_HOME: '/opt/fw-test-tool' },
+        },
+        outputBinds: [{ source: output, target: '/opt/fw-test-out' }],
+      }),
+    );
+    try {
+      expect((await s.exec('fw-tool')).stdout).toBe('tool at /opt/fw-test-tool\n');
+      expect((await s.exec('echo "$PATH"')).stdout).toMatch(/^\/opt\/fw-test-tool\/bin:/);
+      expect((await s.exec('ls -A /opt/fw-test-tool/lib/packages | wc -l')).stdout).toBe('0\n');
+      expect((await s.exec('touch /opt/fw-test-tool/x')).stderr).toMatch(/Read-only file system/);
+      expect((await s.exec('cat node_modules/pkg/index.js')).stdout).toBe('module.exports = 42;\n');
+      expect((await s.exec('touch node_modules/pkg/x')).stderr).toMatch(/Read-only file system/);
+      expect((await s.exec('echo built > /opt/fw-test-out/result && echo ok')).stdout).toBe('ok\n');
+      expect(readFileSync(join(output, 'result'), 'utf8')).toBe('built\n');
+      // The git on PATH (the environment's own, /usr/bin's, git-core's) is the shim, which runs the real git.
+      expect((await s.exec('git --version')).stdout).toMatch(/^git version \d/);
+      expect((await s.exec('/opt/fw-test-tool/bin/git --version; /usr/lib/git-core/git --version')).stdout).toMatch(/^git version \d.*\ngit version \d/);
+      await s.exec('/usr/lib/git-core/git log --oneline; /usr/lib/git-core/git-log --oneline; /opt/fw-test-tool/bin/git log --all');
+      const logged = s.observations().filter((o) => o.kind === 'git.history-needed').map((o) => (o.detail.argv as string[]).join(' '));
+      expect(logged).toEqual(['git log --oneline', 'git log --oneline', 'git log --all']);
+      await s.exec('echo changed >> README.md');
+      const patch = await s.diff();
+      expect(patch).toContain('README.md');
+      expect(patch).not.toContain('node_modules');
+      expect((await s.reaudit())?.ok).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a source of plain files (no .git) gets a one-commit repository; stdin reaches the command', async () => {
     const plain = join(work, 'plain');
-    const { mkdirSync, writeFileSync } = await import('node:fs');
     mkdirSync(plain, { recursive: true });
     writeFileSync(join(plain, 'main.py'), 'print(1)\n');
     const s = await provider.open(spec({ sourceDir: plain, baseCommit: undefined }));
@@ -160,11 +236,14 @@ describe('namespace sandbox', () => {
     const p = new NamespaceSandboxProvider({ root: join(work, 'crashed') });
     const s = await p.open(spec());
     const live = await p.open(spec());
-    const { writeFileSync, readFileSync } = await import('node:fs');
     const attemptDir = join(s.workdir, '..');
     writeFileSync(join(attemptDir, 'owner'), '999999999\n');
+    const cgroups = readFileSync(join(attemptDir, 'cgroups'), 'utf8').trim().split('\n');
+    for (const dir of cgroups) expect(existsSync(dir)).toBe(true);
     expect(await p.sweep()).toEqual([attemptDir.split('/').at(-1)]);
     expect(existsSync(attemptDir)).toBe(false);
+    // The crashed attempt's cgroups went with it.
+    for (const dir of cgroups) expect(existsSync(dir)).toBe(false);
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(s.workdir);
     expect((await live.exec('echo still here')).stdout).toBe('still here\n');
     await s.close();

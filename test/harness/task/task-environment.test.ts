@@ -3,6 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupTasksByImage } from '../../../lib/compute/environment-images.ts';
+import { runRolloutShard } from '../../../lib/compute/run-rollout-shard.ts';
+import { parseShardSpec } from '../../../lib/compute/shard-spec.ts';
+import { openLocalPorts } from '../../../lib/drivers/local/local-ports.ts';
+import type { ModelsPort } from '../../../lib/ports/models.ts';
+import type { SandboxProvider } from '../../../lib/harness/sandbox/sandbox.ts';
+import { makeCalcSuite } from '../eval/calc-suite.ts';
 import { exportHarborTask, importHarborTask } from '../../../lib/harness/task/harbor-task.ts';
 import { importSweBenchInstance, sweBenchImage } from '../../../lib/harness/task/swe-bench-task.ts';
 import { parseTask, type TaskInput } from '../../../lib/harness/task/task-schema.ts';
@@ -63,5 +69,22 @@ describe('a task names its environment', () => {
       ['img/a:1', ['c']],
       ['img/b:1', ['a', 'd']],
     ]);
+  });
+
+  it('a shard spec that runs in an image refuses tasks of another image before any attempt', async () => {
+    const root = join(dir, 'shard');
+    await mkdir(root, { recursive: true });
+    const ports = openLocalPorts(join(root, 'data'));
+    try {
+      const { suiteDir } = makeCalcSuite(root, { environment: { image: 'ghcr.io/acme/calc:1' } });
+      const spec = (image: string) => parseShardSpec({ schemaVersion: 1, runId: 'r1', suiteDir, mode: 'strict', attempts: 1, outputPrefix: 'out/r1', environmentImage: image }, 'test');
+      const unused = new Proxy({}, { get: () => { throw new Error('no attempt may run'); } });
+      const common = { shardIndex: 0, shardCount: 1, ports, model: unused as ModelsPort, provider: unused as SandboxProvider, workDir: join(root, 'work') };
+      await expect(runRolloutShard({ ...common, spec: spec('ghcr.io/acme/other:2') })).rejects.toThrow(
+        'shard spec environmentImage is ghcr.io/acme/other:2, but task calc/add (ghcr.io/acme/calc:1) names another',
+      );
+    } finally {
+      ports.close();
+    }
   });
 });

@@ -70,8 +70,10 @@ def _fw_main():
         return path == root or path.startswith(root.rstrip('/') + '/')
 
 
-    _fw_emit({'t': 'header', 'pytest': pytest.__file__, 'version': pytest.__version__, 'python': _fw_sys.executable, 'cwd': _fw_cwd, 'mode': _fw_mode, 'junit': _fw_junit})
-    if _fw_inside(pytest.__file__, _fw_cwd):
+    # A runner in a read-only place (an environment bound into the workspace) is not one the code could have planted.
+    _fw_runner_writable = _fw_os.access(_fw_os.path.dirname(pytest.__file__), _fw_os.W_OK)
+    _fw_emit({'t': 'header', 'pytest': pytest.__file__, 'writable': _fw_runner_writable, 'version': pytest.__version__, 'python': _fw_sys.executable, 'cwd': _fw_cwd, 'mode': _fw_mode, 'junit': _fw_junit})
+    if _fw_inside(pytest.__file__, _fw_cwd) and _fw_runner_writable:
         _fw_emit({'t': 'tamper', 'what': 'pytest-shadowed', 'detail': pytest.__file__})
 
     # The workspace goes on sys.path only now, as `python -m pytest` would have put it (and PYTHONPATH, which -I ignores).
@@ -153,9 +155,22 @@ def _fw_main():
         _fw_emit({'t': 'note', 'what': what, 'detail': str(detail)[:500]})
 
 
+    # Where the environment's own code lives (interpreter prefixes, site-packages), taken before the workspace is on
+    # sys.path.
+    import sysconfig as _fw_sysconfig
+    _fw_env_roots = [p for p in {_fw_sys.prefix, _fw_sys.base_prefix, _fw_sys.exec_prefix, *(_fw_sysconfig.get_paths().get(k, '') for k in ('stdlib', 'platstdlib', 'purelib', 'platlib'))} if p and not _fw_inside(_fw_cwd, p) and not _fw_inside(p, _fw_cwd)]
+
     def _fw_check(where):
         for name, owner, attr in _FW_WATCHED:
-            if _fw_attr(owner, attr) is not _fw_snapshot[name]:
+            now = _fw_attr(owner, attr)
+            if now is _fw_snapshot[name]:
+                continue
+            # A plugin of the environment (site-packages) that wraps one of these is not the code under test: noted.
+            # Anything written in the workspace, or of unknown origin, is tampering.
+            src = _fw_code_file(now)
+            if src and not _fw_inside(src, _fw_cwd) and any(_fw_inside(src, root) for root in _fw_env_roots):
+                _fw_note('patched-by-environment:' + name, src)
+            else:
                 _fw_tamper('patched:' + name, where)
         for name, mod in _fw_modules.items():
             if _fw_sys.modules.get(name) is not mod:
@@ -168,7 +183,7 @@ def _fw_main():
 
 
     def _fw_code_file(fn):
-        for f in (fn, getattr(fn, 'func', None), getattr(fn, '__func__', None), getattr(fn, '__call__', None)):
+        for f in (fn, getattr(fn, 'func', None), getattr(fn, '__func__', None), getattr(fn, 'fget', None), getattr(fn, '__call__', None)):
             code = getattr(f, '__code__', None) or getattr(getattr(f, '__func__', None), '__code__', None)
             if code is not None:
                 return code.co_filename
