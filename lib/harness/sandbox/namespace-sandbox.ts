@@ -272,6 +272,8 @@ export class NamespaceSandboxSession implements SandboxSession {
   private readonly observed: SandboxObservation[] = [];
   private readonly running = new Set<ChildProcess>();
   private closing: Promise<void> | undefined;
+  /** Set-up steps started in parallel: teardown waits for them, so nothing they make outlives a failed start. */
+  private readonly pending: Array<Promise<unknown>> = [];
   private exposed: Exposure = { paths: [], masks: [], binDirs: [] };
   /** Milliseconds spent in each set-up and teardown step (what `bench:harness` reports). */
   readonly timings: {
@@ -311,9 +313,10 @@ export class NamespaceSandboxSession implements SandboxSession {
 
   async start(): Promise<void> {
     const t0 = Date.now();
-    const background = <T>(p: Promise<T>): Promise<T> => {
+    const background = <T>(p: Promise<T>, makesResources = true): Promise<T> => {
       // Awaited below; until then a failure must not surface as an unhandled rejection.
       p.catch(() => undefined);
+      if (makesResources) this.pending.push(p);
       return p;
     };
     const network = background((this.mode === 'strict' ? this.startNetwork() : Promise.resolve()).then(() => {
@@ -336,7 +339,7 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.layers = layers;
     const t1 = Date.now();
     this.timings.layersMs = t1 - t0;
-    const environment = background(this.resolveEnvironment(layers));
+    const environment = background(this.resolveEnvironment(layers), false);
     await Promise.all([exposure, isolation]);
     this.strategy = await this.provider.materialize(layers.lowers, this.disk!, this.workdir, this.limits.diskBytes);
     const t2 = Date.now();
@@ -797,6 +800,7 @@ export class NamespaceSandboxSession implements SandboxSession {
 
   private async teardown(): Promise<void> {
     const started = Date.now();
+    await Promise.allSettled(this.pending);
     for (const child of this.running) child.kill('SIGKILL');
     if (this.forwarder && this.forwarder.exitCode === null && this.forwarder.signalCode === null) {
       const f = this.forwarder;
