@@ -8,11 +8,20 @@
  * over real HTTP, diff, grading in a second sandbox, records and blobs written) of a small Python task, at
  * concurrency 1 and 4; each row is the median of several rounds.
  *
+ * What isolation costs, measured in the same run: one command in a strict sandbox (bubblewrap, user namespace, the
+ * attempt's cgroups, seccomp, allow-list root) against a bare `spawn` and against the namespaces alone that the
+ * previous sandbox used per command (`unshare --pid --fork --mount --mount-proc`).
+ *
+ * Task environments: a Python layer (virtualenv, pytest, one requirement) and a Node layer (`npm ci` of one package)
+ * built cold into a fresh cache, then resolved from the cache (same resolver, and a new resolver as a new process
+ * would).
+ *
  * Options (env): FLYWHEEL_BENCH_ATTEMPTS (20), FLYWHEEL_BENCH_FILES (10000), FLYWHEEL_BENCH_COMMITS (1000),
- * FLYWHEEL_BENCH_RATE_ATTEMPTS (8 per round), FLYWHEEL_BENCH_RATE_ROUNDS (3), FLYWHEEL_BENCH_PART (all | overhead | rate).
+ * FLYWHEEL_BENCH_RATE_ATTEMPTS (8 per round), FLYWHEEL_BENCH_RATE_ROUNDS (3), FLYWHEEL_BENCH_COMMANDS (30),
+ * FLYWHEEL_BENCH_ENV_ROUNDS (3), FLYWHEEL_BENCH_PART (all | overhead | commands | environment | rate).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
@@ -21,6 +30,7 @@ import { listAttemptRecords } from '../lib/harness/attempt/attempt-record.ts';
 import { loadSuite } from '../lib/harness/eval/load-suite.ts';
 import { runEval } from '../lib/harness/eval/run-eval.ts';
 import { NamespaceSandboxProvider, type NamespaceSandboxSession } from '../lib/harness/sandbox/namespace-sandbox.ts';
+import { CachedEnvironmentResolver } from '../lib/harness/environment/cached-environments.ts';
 import { openAiCompatibleModel } from '../lib/models/openai-compatible.ts';
 import { CORRECT_FIX, makeCalcSuite } from '../test/harness/eval/calc-suite.ts';
 import { startScriptedModelServer } from '../test/support/scripted-model-server.ts';
@@ -161,8 +171,10 @@ async function main(): Promise<void> {
   const commits = Number(process.env.FLYWHEEL_BENCH_COMMITS ?? 1_000);
   const work = mkdtempSync(join(tmpdir(), 'fw-bench-'));
   try {
-    if (part !== 'rate') await overhead(work, attempts, files, commits);
-    if (part !== 'overhead') {
+    if (part === 'all' || part === 'overhead') await overhead(work, attempts, files, commits);
+    if (part === 'all' || part === 'commands') await commandCost(work, Number(process.env.FLYWHEEL_BENCH_COMMANDS ?? 30));
+    if (part === 'all' || part === 'environment') await environmentBuilds(work, Number(process.env.FLYWHEEL_BENCH_ENV_ROUNDS ?? 3));
+    if (part === 'all' || part === 'rate') {
       const rateAttempts = Number(process.env.FLYWHEEL_BENCH_RATE_ATTEMPTS ?? 8);
       const rounds = Number(process.env.FLYWHEEL_BENCH_RATE_ROUNDS ?? 3);
       console.log(`\nattempts/hour: strict, graded, scripted model over HTTP, calc task (3 turns); ${rounds} round(s) of ${rateAttempts} attempts`);
@@ -211,6 +223,83 @@ async function overhead(work: string, attempts: number, files: number, commits: 
       }
     }
     console.log('\naim: median total under 300 ms per attempt (strict, overlay is the default where the kernel allows it)');
+  }
+}
+
+/** Milliseconds of one child process from spawn to exit. */
+function timeSpawn(file: string, args: string[]): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((done, fail) => {
+    const child = spawn(file, args, { stdio: 'ignore' });
+    child.on('error', fail);
+    child.on('close', (code) => (code === 0 ? done(performance.now() - t0) : fail(new Error(`${file} exited ${code}`))));
+  });
+}
+
+/** One command's cost: bare spawn, the previous design's namespaces, and the strict sandbox, interleaved so load hits all three alike. */
+async function commandCost(work: string, commands: number): Promise<void> {
+  const repo = join(work, 'cmd-repo');
+  mkdirSync(repo, { recursive: true });
+  spawnSync('git', ['init', '-q', '-b', 'main', repo]);
+  writeFileSync(join(repo, 'README.md'), 'bench\n');
+  spawnSync('git', ['-C', repo, 'add', '-A']);
+  spawnSync('git', ['-C', repo, '-c', 'user.name=b', '-c', 'user.email=b@example.com', 'commit', '-qm', 'one']);
+  const provider = new NamespaceSandboxProvider({ root: join(work, 'sb-cmd') });
+  const session = await provider.open({ sourceDir: repo, mode: 'strict', networkAllowList: [], limits: { commandTimeoutMs: 30_000, outputBytes: 1 << 20 } });
+  const bare: number[] = [];
+  const namespaces: number[] = [];
+  const sandboxed: number[] = [];
+  try {
+    await session.exec('true');
+    for (let i = 0; i < commands; i++) {
+      bare.push(await timeSpawn('/bin/true', []));
+      namespaces.push(await timeSpawn('unshare', ['--pid', '--fork', '--kill-child', '--mount', '--mount-proc', '--propagation', 'private', '--', '/bin/true']));
+      const t0 = performance.now();
+      const r = await session.exec('true');
+      if (r.exitCode !== 0) throw new Error(`sandboxed true exited ${r.exitCode}: ${r.stderr}`);
+      sandboxed.push(performance.now() - t0);
+    }
+  } finally {
+    await session.close();
+  }
+  const m = { bare: median(bare), namespaces: median(namespaces), sandboxed: median(sandboxed) };
+  console.log(`\none command (\`true\`), median of ${commands}, interleaved:`);
+  console.log(`  bare spawn                         ${fmt(m.bare)} ms`);
+  console.log(`  pid + mount namespaces (previous)  ${fmt(m.namespaces)} ms`);
+  console.log(`  strict sandbox (this design)       ${fmt(m.sandboxed)} ms   ${(m.sandboxed / m.namespaces).toFixed(1)}× the namespaces alone, +${(m.sandboxed - m.namespaces).toFixed(1)} ms`);
+}
+
+/** Cold builds of a Python and a Node layer (a fresh cache each round), then cached resolves. */
+async function environmentBuilds(work: string, rounds: number): Promise<void> {
+  const pyTree = join(work, 'env-py');
+  mkdirSync(pyTree, { recursive: true });
+  writeFileSync(join(pyTree, 'requirements.txt'), 'iniconfig\n');
+  writeFileSync(join(pyTree, 'test_one.py'), 'def test_one():\n    assert True\n');
+  const nodeTree = join(work, 'env-node');
+  mkdirSync(nodeTree, { recursive: true });
+  writeFileSync(join(nodeTree, 'package.json'), JSON.stringify({ name: 'bench-node', version: '1.0.0', dependencies: { 'is-number': '7.0.0' } }));
+  const lock = spawnSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: nodeTree });
+  if (lock.status !== 0) throw new Error(`npm could not write the bench lockfile: ${lock.stderr.toString()}`);
+  const rows: Record<string, number[]> = { 'python cold': [], 'node cold': [], 'cached, same resolver': [], 'cached, new resolver': [] };
+  for (let r = 0; r < rounds; r++) {
+    const cacheDir = join(work, `envs-${r}`);
+    const resolver = new CachedEnvironmentResolver({ cacheDir });
+    let t0 = performance.now();
+    await resolver.resolve({ treeDir: pyTree });
+    rows['python cold']!.push(performance.now() - t0);
+    t0 = performance.now();
+    await resolver.resolve({ treeDir: nodeTree });
+    rows['node cold']!.push(performance.now() - t0);
+    t0 = performance.now();
+    await resolver.resolve({ treeDir: pyTree });
+    rows['cached, same resolver']!.push(performance.now() - t0);
+    t0 = performance.now();
+    await new CachedEnvironmentResolver({ cacheDir }).resolve({ treeDir: pyTree });
+    rows['cached, new resolver']!.push(performance.now() - t0);
+  }
+  console.log(`\ntask environment layers, ${rounds} round(s), built in the strict build sandbox (package indexes only):`);
+  for (const [name, values] of Object.entries(rows)) {
+    console.log(`  ${name.padEnd(24)} median ${fmt(median(values))} ms  (${values.map((v) => v.toFixed(0)).join(', ')})`);
   }
 }
 

@@ -2,7 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { runEvalOnJobs } from '../compute/run-eval-on-jobs.ts';
+import { groupTasksByImage } from '../compute/environment-images.ts';
+import { runEvalOnJobsPerImage } from '../compute/run-eval-on-jobs.ts';
 import { LocalJobs, localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
@@ -112,7 +113,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--max-tries <n>', 'tries per attempt when infrastructure fails (sandbox, setup, model endpoint down)', '3')
     .option('--retry-delay-ms <ms>', 'base backoff between those tries', '2000')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
-    .option('--jobs <n>', 'run it as an array job of n children on the jobs port (the rollout image, category evaluation), as a sweep runs a shard; a folder suite')
+    .option('--jobs <n>', 'run it as an array job of n children on the jobs port (the rollout image, category evaluation), as a sweep runs a shard, one job per environment image its tasks name; a folder suite')
     .option('--json', 'print the results JSON instead of the table')
     .action(async (flags: EvalRunFlags) => {
       if (flags.mode !== 'strict' && flags.mode !== 'lenient') throw new Error(`--mode must be strict or lenient (got "${flags.mode}")`);
@@ -147,11 +148,15 @@ export function registerEvalCommands(program: Command): void {
           if (!existsSync(suiteDir) || !statSync(suiteDir).isDirectory()) throw new Error(`--jobs runs a folder suite (the children load it); ${flags.suite} is not a folder here`);
           const jobs = openLocalJobsRunner(dataDir, log);
           try {
-            log(`eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, as ${shards} job child(ren) on the jobs port, model ${model.id}`);
-            const { results, job } = await runEvalOnJobs({
+            const groups = groupTasksByImage(tasks);
+            log(
+              `eval run ${runId}: ${tasks.length} task(s) × ${attempts} attempt(s), mode ${mode}, as ${shards} job child(ren) on the jobs port${groups.some((g) => g.image !== undefined) ? ` per environment image (${groups.length} job(s): ${groups.map((g) => `${g.image ?? 'no image'} × ${g.tasks.length}`).join(', ')})` : ''}, model ${model.id}`,
+            );
+            // One job per environment image the tasks name (the rollout image for those naming none).
+            const { results, jobs: ran } = await runEvalOnJobsPerImage({
               runId,
               suiteDir,
-              taskIds: tasks.map((t) => t.task.id),
+              tasks,
               suite: basename(suiteDir),
               model: flags.model,
               modelId: model.id,
@@ -165,9 +170,9 @@ export function registerEvalCommands(program: Command): void {
               ports,
               jobs,
               pollMs: 250,
-              onSubmitted: ({ jobId }) => log(`job ${jobId} (follow it: flywheel jobs logs ${jobId} --index 0 --follow)`),
+              onSubmitted: ({ jobId, image }) => log(`job ${jobId}${image ? ` (image ${image})` : ''} (follow it: flywheel jobs logs ${jobId} --index 0 --follow)`),
             });
-            log(`job ${job.jobId} ${job.status}`);
+            for (const { job, image } of ran) log(`job ${job.jobId}${image ? ` (image ${image})` : ''} ${job.status}`);
             await report(results);
           } finally {
             await jobs.close();

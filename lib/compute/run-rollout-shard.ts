@@ -85,9 +85,20 @@ async function loadTasks(spec: ShardSpec, input: RunRolloutShardInput): Promise<
   return tasks;
 }
 
+/** A folder suite's tasks named by the spec's `taskIds` (all of them without it); an id the folder lacks is an error. */
+function selectTasks(all: SuiteTask[], spec: ShardSpec): SuiteTask[] {
+  if (spec.taskIds === undefined || spec.suiteDir === undefined) return all;
+  const byId = new Map(all.map((t) => [t.task.id, t]));
+  const missing = spec.taskIds.filter((id) => !byId.has(id));
+  if (missing.length > 0) {
+    throw new ValidationError(`shard spec taskIds name task${missing.length > 1 ? 's' : ''} the suite does not have: ${missing.slice(0, 10).join(', ')}`, [{ path: 'taskIds', message: `${missing.length} unknown` }]);
+  }
+  return spec.taskIds.map((id) => byId.get(id)!);
+}
+
 export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ exitCode: RolloutExitCode; result: ShardResult; resultKey: string }> {
   const { spec } = input;
-  const all = await loadTasks(spec, input);
+  const all = selectTasks(await loadTasks(spec, input), spec);
   const mine = shardTasks(all, input.shardIndex, input.shardCount);
   // A shard that runs in an environment image holds only tasks of that image (`groupTasksByImage`): another task
   // would run against the wrong toolchain and dependencies.

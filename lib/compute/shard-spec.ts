@@ -26,6 +26,13 @@ export const ShardSpecSchema = z
     taskKeys: z.array(z.string().min(1)).min(1).optional(),
     /** Or a folder of task JSON files on this machine (local runs). */
     suiteDir: z.string().min(1).optional(),
+    /**
+     * With `suiteDir`: only these tasks of the folder, in this order, before the children deal them: one image group
+     * of a suite (`flywheel eval run --jobs` over tasks of several environment images runs one job per image).
+     * Absent: every task. With `taskKeys` the keys are the selection (a sweep's spec carries `taskIds` aligned with
+     * them, for its own bookkeeping) and this is not read.
+     */
+    taskIds: z.array(z.string().min(1)).min(1).optional(),
     /** A model spec (`openai:<model>@<baseUrl>`, `bedrock:<id>`); optional when FLYWHEEL_VLLM_COMMAND serves one. */
     model: z.string().min(1).optional(),
     /** The checkpoint under test, recorded in trajectories as the policy version. */

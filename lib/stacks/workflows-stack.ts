@@ -43,6 +43,7 @@ export class WorkflowsStack extends Stack {
       environment,
       gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
       rolloutJobDefinitionArn: compute.rollout.jobDefinition.jobDefinitionArn,
+      rollout: compute.rollout,
     });
     this.sweepTriggers = new SweepTriggers(this, 'SweepTriggers', {
       settings,

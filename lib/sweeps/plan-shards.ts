@@ -1,8 +1,10 @@
+import { groupTasksByImage } from '../compute/environment-images.ts';
 import type { SweepSettings } from '../config/stages.ts';
-import { ValidationError } from '../errors.ts';
+import { FlywheelError, ValidationError } from '../errors.ts';
 import { forEachLimited } from '../feedback/for-each-limited.ts';
 import { loadSuite, localSourceDir } from '../harness/eval/load-suite.ts';
-import type { Task } from '../harness/task/task-schema.ts';
+import { isRemoteGitUrl } from '../harness/task/prepare-task-source.ts';
+import { parseTask, type Task } from '../harness/task/task-schema.ts';
 import { getCheckpoint } from '../registry/get-checkpoint.ts';
 import { getSuite } from '../registry/get-suite.ts';
 import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
@@ -23,11 +25,19 @@ const MAX_ARRAY = 10_000;
  * (`lib/sweeps/shard-spec.ts`, the rollout job's input) and the whole plan as `sweeps/<id>/plan.json`, and returns the
  * small `ShardRef`s the Map iterates over.
  *
+ * Environment images: one job runs in one image, so each suite's tasks are first grouped by the image they name
+ * (`groupTasksByImage`: tasks naming none first, then each image in name order, suite order kept inside a group)
+ * and each group is cut on its own. A shard of an image group carries the image in its spec (`environmentImage`)
+ * and the job definition for it in its ShardRef (`jobDefinition`), got from `ports.imageDefinitions` (on AWS: the
+ * rollout definition's clone for the image, registered here once, so the state machine only submits). A suite whose
+ * tasks name no image is cut exactly as before, same shard ids.
+ *
  * Every task reaches the job as a blob of task JSON: a forged task's own blob (`taskKey` of its `TASK#<suite>#<id>`
  * record), a blob suite's `<prefix><taskId>.json`, or, for a folder suite and records holding only the task JSON, a
  * copy under `sweeps/<id>/tasks/` (a local task's repository path made absolute, so the job finds it from any folder).
  *
- * Idempotent: shard ids (`c<i>-s<j>-<mode>-<k>`, positions in the recorded selection) and spec bytes depend only on
+ * Idempotent: shard ids (`c<i>-s<j>-<mode>-<k>`, positions in the recorded selection; k counts on across a cell's
+ * image groups) and spec bytes depend only on
  * the sweep record and the suite, so a replay rewrites the same blobs and answers the same plan, except that a
  * shard whose part an earlier run already aggregated (status succeeded) comes back `done`, so a resumed sweep
  * submits no job for it (the plan blob itself never carries `done`).
@@ -48,54 +58,88 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
     }
     suites.push(suite);
   }
-  const taskKeys: Array<Map<string, string>> = [];
+  const taskKeys: Array<Map<string, SuiteTaskKey>> = [];
   for (const suite of suites) taskKeys.push(await taskBlobKeys(ports, sweep.sweepId, suite));
+
+  // One job runs in one image: each suite's live tasks are grouped by the environment image they name (tasks that
+  // name none first, in suite order, so a suite without images is cut exactly as before), and each image gets the
+  // job definition that runs the rollout command in it, registered once here.
+  const groupsPerSuite = suites.map((suite, si) => {
+    // Retired tasks (a forged task that stopped certifying) have no key and take no part.
+    const live = suite.taskIds.flatMap((id) => {
+      const t = taskKeys[si]!.get(id);
+      return t ? [{ id, key: t.key, task: { environment: t.image ? { image: t.image } : undefined } }] : [];
+    });
+    return groupTasksByImage(live);
+  });
+  const images = [...new Set(groupsPerSuite.flatMap((groups) => groups.flatMap((g) => (g.image === undefined ? [] : [g.image]))))].sort();
+  const definitions = await imageDefinitions(ports, images);
 
   const shards: ShardRef[] = [];
   const specs: Array<{ key: string; spec: ShardSpec }> = [];
   checkpoints.forEach((checkpoint, ci) => {
     suites.forEach((suite, si) => {
-      // Retired tasks (a forged task that stopped certifying) have no key and take no part.
-      const liveTaskIds = suite.taskIds.filter((id) => taskKeys[si]!.has(id));
       for (const mode of sweep.modes) {
-        for (let k = 0, start = 0; start < liveTaskIds.length; k++, start += settings.shardMaxTasks) {
-          const taskIds = liveTaskIds.slice(start, start + settings.shardMaxTasks);
-          const shardId = `c${ci}-s${si}-${mode}-${k}`;
-          const shardKey = sweepBlobKeys.shardSpec(sweep.sweepId, shardId);
-          const arraySize = Math.min(MAX_ARRAY, Math.max(MIN_ARRAY, Math.ceil(taskIds.length / settings.tasksPerChild)));
-          shards.push({ shardId, shardKey, checkpoint: checkpoint.id, suite: suite.id, mode, arraySize, gpus: checkpoint.serving.kind === 'vllm' ? checkpoint.serving.gpus : 1 });
-          specs.push({
-            key: shardKey,
-            spec: {
-              schemaVersion: SHARD_SPEC_VERSION,
-              runId: registryKeys.shardRunId(sweep.sweepId, checkpoint.id, suite.id, mode, k),
-              suite: suite.id,
-              taskKeys: taskIds.map((id) => taskKeys[si]!.get(id)!),
-              ...serve(checkpoint),
-              checkpoint: checkpoint.id,
-              mode,
-              attempts: sweep.attemptsPerTask,
-              shardCount: arraySize,
-              outputPrefix: sweepBlobKeys.shardOutputPrefix(sweep.sweepId, shardId),
-              sweepId: sweep.sweepId,
+        // k runs on across the image groups of the cell: shard ids, run ids and part keys stay unique per cell.
+        let k = 0;
+        for (const group of groupsPerSuite[si]!) {
+          for (let start = 0; start < group.tasks.length; k++, start += settings.shardMaxTasks) {
+            const tasks = group.tasks.slice(start, start + settings.shardMaxTasks);
+            const taskIds = tasks.map((t) => t.id);
+            const shardId = `c${ci}-s${si}-${mode}-${k}`;
+            const shardKey = sweepBlobKeys.shardSpec(sweep.sweepId, shardId);
+            const arraySize = Math.min(MAX_ARRAY, Math.max(MIN_ARRAY, Math.ceil(taskIds.length / settings.tasksPerChild)));
+            shards.push({
               shardId,
-              shardIndex: k,
-              taskIds,
-              suiteVersion: suite.version,
-              visibility: suite.visibility,
-              checkpointModel: checkpoint.model,
-              serving: checkpoint.serving,
-              ...(checkpoint.artifactKey ? { artifactKey: checkpoint.artifactKey } : {}),
+              shardKey,
+              checkpoint: checkpoint.id,
+              suite: suite.id,
+              mode,
               arraySize,
-              createdAt: sweep.validatedAt,
-            },
-          });
+              gpus: checkpoint.serving.kind === 'vllm' ? checkpoint.serving.gpus : 1,
+              ...(group.image !== undefined ? { jobDefinition: definitions.get(group.image)! } : {}),
+            });
+            specs.push({
+              key: shardKey,
+              spec: {
+                schemaVersion: SHARD_SPEC_VERSION,
+                runId: registryKeys.shardRunId(sweep.sweepId, checkpoint.id, suite.id, mode, k),
+                suite: suite.id,
+                taskKeys: tasks.map((t) => t.key),
+                ...serve(checkpoint),
+                checkpoint: checkpoint.id,
+                mode,
+                attempts: sweep.attemptsPerTask,
+                shardCount: arraySize,
+                outputPrefix: sweepBlobKeys.shardOutputPrefix(sweep.sweepId, shardId),
+                ...(group.image !== undefined ? { environmentImage: group.image } : {}),
+                sweepId: sweep.sweepId,
+                shardId,
+                shardIndex: k,
+                taskIds,
+                suiteVersion: suite.version,
+                visibility: suite.visibility,
+                checkpointModel: checkpoint.model,
+                serving: checkpoint.serving,
+                ...(checkpoint.artifactKey ? { artifactKey: checkpoint.artifactKey } : {}),
+                arraySize,
+                createdAt: sweep.validatedAt,
+              },
+            });
+          }
         }
       }
     });
   });
   if (shards.length > SWEEP_SHARD_LIMIT) {
     throw new ValidationError(`sweep ${sweep.sweepId} has ${shards.length} shards; at most ${SWEEP_SHARD_LIMIT}`, [{ path: 'suites', message: 'too many shards' }]);
+  }
+  const planBytes = Buffer.byteLength(JSON.stringify(shards));
+  if (planBytes > MAX_PLAN_STATE_BYTES) {
+    throw new ValidationError(
+      `sweep ${sweep.sweepId}: its plan of ${shards.length} shards is ${planBytes} bytes, over the ${MAX_PLAN_STATE_BYTES} a Step Functions state can carry (shards in environment images carry their job definition); split it into several sweeps`,
+      [{ path: 'suites', message: 'plan too large for one state' }],
+    );
   }
   await forEachLimited(specs, 16, ({ key, spec }) => ports.blobs.put(key, JSON.stringify(spec), { contentType: 'application/json' }));
   const planKey = sweepBlobKeys.plan(sweep.sweepId);
@@ -105,6 +149,30 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
     await putSweep(ports.records, { ...sweep, status: sweep.status === 'validated' ? 'planned' : sweep.status, plannedAt: sweep.plannedAt ?? ports.now().toISOString(), shardCount: shards.length });
   }
   return { sweepId: sweep.sweepId, planKey, shardCount: shards.length, shards: answer };
+}
+
+/**
+ * The plan's shards must fit one state beside the rest of the execution's (256 KiB): a shard in an environment image
+ * carries its job definition's ARN (≈ 100 bytes more), so a sweep of many per-instance images (SWE-bench) reaches
+ * the limit before `SWEEP_SHARD_LIMIT`.
+ */
+export const MAX_PLAN_STATE_BYTES = 224 * 1024;
+
+/** The job definition of each image, registered (or found) through the ports' `imageDefinitions`, 4 at a time. */
+async function imageDefinitions(ports: SweepStepPorts, images: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (images.length === 0) return out;
+  const resolver = ports.imageDefinitions;
+  if (!resolver) {
+    throw new FlywheelError(
+      'ConfigurationError',
+      `plan-shards: tasks name environment images (${images.slice(0, 3).join(', ')}${images.length > 3 ? `, and ${images.length - 3} more` : ''}) but no job definitions of images were given (SweepStepPorts.imageDefinitions; on AWS FLYWHEEL_ROLLOUT_JOB_DEFINITION)`,
+    );
+  }
+  await forEachLimited(images, 4, async (image) => {
+    out.set(image, await resolver.forImage(image));
+  });
+  return out;
 }
 
 /** The shards, each `done` whose part an earlier run of this sweep aggregated (`SHARD#…` with status succeeded). */
@@ -143,24 +211,41 @@ function serve(checkpoint: Checkpoint): Pick<ShardSpec, 'model' | 'vllm'> {
   };
 }
 
-/** Task id → blob key of its task JSON, for every task of the suite. */
-async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
+/** Where a task's JSON is for the rollout job, and the environment image it names. */
+interface SuiteTaskKey {
+  key: string;
+  image?: string;
+}
+
+/** Reads a task blob for its environment image (blob suites and forged tasks: the task JSON is only in the blob). */
+async function imageOfTaskBlob(ports: SweepStepPorts, suite: string, id: string, key: string): Promise<string | undefined> {
+  const bytes = await ports.blobs.get(key);
+  if (!bytes) throw new ValidationError(`suite ${suite}: task ${id}: no task blob ${key}`, [{ path: 'taskIds', message: `${id}: missing blob` }]);
+  return parseTask(JSON.parse(new TextDecoder().decode(bytes)), key).environment?.image;
+}
+
+/** Task id → blob key of its task JSON and its environment image, for every live task of the suite. */
+async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite): Promise<Map<string, SuiteTaskKey>> {
+  const out = new Map<string, SuiteTaskKey>();
   const source = suite.tasks;
   const copy = async (id: string, task: Task) => {
     const key = sweepBlobKeys.task(sweepId, suite.id, id);
     await ports.blobs.put(key, JSON.stringify(task), { contentType: 'application/json' });
-    out.set(id, key);
+    out.set(id, { key, ...(task.environment?.image ? { image: task.environment.image } : {}) });
+  };
+  const stored = async (id: string, key: string) => {
+    const image = await imageOfTaskBlob(ports, suite.id, id, key);
+    out.set(id, { key, ...(image ? { image } : {}) });
   };
   if (source.kind === 'blobs') {
-    for (const id of suite.taskIds) out.set(id, `${source.prefix}${id}.json`);
+    await forEachLimited(suite.taskIds, 16, (id) => stored(id, `${source.prefix}${id}.json`));
   } else if (source.kind === 'records') {
     const missing: string[] = [];
     await forEachLimited(suite.taskIds, 16, async (id) => {
       const key = registryKeys.task(suite.id, id, source.sk);
       const item = await ports.records.get(key.pk, key.sk);
       if (item?.status === 'retired') return;
-      if (typeof item?.taskKey === 'string') out.set(id, item.taskKey);
+      if (typeof item?.taskKey === 'string') await stored(id, item.taskKey);
       else if (item?.task && typeof item.task === 'object') await copy(id, item.task as Task);
       else missing.push(id);
     });
@@ -174,8 +259,12 @@ async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite
     for (const id of suite.taskIds) {
       const t = loaded.get(id);
       if (!t) throw new ValidationError(`suite ${suite.id}: task ${id} is not in ${source.path} any more`, [{ path: 'taskIds', message: `${id} missing` }]);
-      const repo = t.task.repo.kind === 'local' ? { kind: 'local' as const, path: localSourceDir(t.task, t.file) } : t.task.repo;
-      await copy(id, { ...t.task, repo });
+      // The job may run in another folder: a repository on this machine goes by its absolute path, a bare one (or a
+      // file:// URL) as the private checkout prepareTaskSource made of it; remote URLs and blobs the job fetches.
+      const repo = t.task.repo;
+      if (repo.kind === 'local') await copy(id, { ...t.task, repo: { kind: 'local', path: await localSourceDir(t.task, t.file) } });
+      else if (repo.kind === 'git' && (!isRemoteGitUrl(repo.url) || repo.url.startsWith('file://'))) await copy(id, { ...t.task, repo: { ...repo, url: await localSourceDir(t.task, t.file) } });
+      else await copy(id, t.task);
     }
   }
   return out;

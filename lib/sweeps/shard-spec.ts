@@ -49,6 +49,12 @@ export const ShardSpecSchema = z
     shardCount: z.number().int().min(1).max(10_000),
     /** Each child's result blob: `<outputPrefix>/shard-<index>.json`. */
     outputPrefix: z.string().min(1),
+    /**
+     * The environment image every task of the shard names (`task.environment.image`): the job runs under the job
+     * definition for that image (`ShardRef.jobDefinition`) and refuses a task naming another. Absent: the rollout
+     * image, each task with the cached environment of its lockfiles.
+     */
+    environmentImage: z.string().min(1).max(255).optional(),
     // ── the sweep's bookkeeping ──
     sweepId: z.string().min(1),
     shardId: z.string().regex(/^[A-Za-z0-9_-]+$/),

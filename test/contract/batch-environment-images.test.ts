@@ -1,10 +1,18 @@
 /**
  * Environment images on AWS Batch (moto_server): a submission naming a task's image runs under a job definition
- * cloned from the named definition with the image replaced, registered once per image and base revision.
+ * cloned from the named definition with the image replaced, registered once per image and base revision; the
+ * sweep's plan-shards step registers the clones the same way (`BatchImageDefinitions`) and puts their ARNs on the
+ * shards the state machine submits.
  */
 import { BatchClient, DescribeJobDefinitionsCommand, DescribeJobsCommand, RegisterJobDefinitionCommand } from '@aws-sdk/client-batch';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { BATCH_TAGS, BatchJobs, ENVIRONMENT_IMAGE_VARIABLE, imageDefinitionName } from '../../lib/drivers/aws/batch-jobs.ts';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BATCH_TAGS, BatchImageDefinitions, BatchJobs, ENVIRONMENT_IMAGE_VARIABLE, imageDefinitionName } from '../../lib/drivers/aws/batch-jobs.ts';
+import { registryKeys } from '../../lib/registry/record-keys.ts';
+import { registerSuite } from '../../lib/registry/register-suite.ts';
+import { readShardSpec } from '../../lib/sweeps/shard-spec.ts';
+import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
+import { sampleTask } from '../sweeps/support/scripted-rollout.ts';
+import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 import { motoClients } from '../support/aws-test-resources.ts';
 import { createBatchTestResources, type BatchTestResources } from './jobs-moto-resources.ts';
 
@@ -106,3 +114,47 @@ describe('a job definition per environment image', () => {
     await expect(driver().jobs.submit({ name: 'c1', definition: 'ok', category: 'evaluation', pool: 'gpu', image: 'not an image; rm -rf /' })).rejects.toThrow(/image: a container image reference/);
   });
 });
+
+describe('plan-shards registers the job definitions of a sweep\'s images', () => {
+  let fx: SweepFixture | undefined;
+  afterEach(() => fx?.close());
+
+  it('one clone per image, found again by a later plan; the image shards carry its ARN, the others none', async () => {
+    const images = ['ghcr.io/acme/sweep-env:django', 'ghcr.io/acme/sweep-env:sympy'];
+    fx = openSweepFixture({ settings: { shardMaxTasks: 2, tasksPerChild: 2 } });
+    await fx.seed({ checkpoints: 1, suites: 0, tasks: 0 });
+    const taskIds = ['t0', 't1', 't2', 't3', 't4'];
+    // t0, t1: no image; t2, t3: django; t4: sympy.
+    const imageOf = (i: number) => (i < 2 ? undefined : images[i < 4 ? 0 : 1]);
+    await fx.ports.records.putMany(taskIds.map((id, i) => ({ ...registryKeys.task('swe', id), kind: 'forge-task', task: { ...sampleTask('swe', id), ...(imageOf(i) ? { environment: { image: imageOf(i)! } } : {}) } })));
+    await registerSuite(fx.ports, { id: 'swe', visibility: 'public', owner: 'evals', tasks: { kind: 'records' }, taskIds });
+    const base = r.definitions['ok']!;
+    const plan = async (sweepId: string) => {
+      const { sent, batch } = driver();
+      const definitions = new BatchImageDefinitions(batch);
+      const ports = { ...fx!.ports, imageDefinitions: { forImage: (image: string) => definitions.definitionFor(base, image) } };
+      const steps = sweepStepHandlers({ settings: fx!.settings, notify: { log: () => {} } });
+      await steps['validate-sweep'](ports, { sweepId, trigger: 'manual', requestedAt: '2026-12-02T10:05:00.000Z', modes: ['strict', 'lenient'] });
+      return { plan: await steps['plan-shards'](ports, { sweepId }), sent, batch };
+    };
+
+    const first = await plan('aws-img-1');
+    expect(registrations(first.sent).map((s) => s.body['jobDefinitionName']).sort()).toEqual(images.map((i) => imageDefinitionName(base, i)).sort());
+    const strict = first.plan.shards.filter((s) => s.mode === 'strict');
+    expect(strict.map((s) => s.shardId)).toEqual(['c0-s0-strict-0', 'c0-s0-strict-1', 'c0-s0-strict-2']);
+    expect(strict[0]!.jobDefinition).toBeUndefined();
+    for (const [shard, image] of [[strict[1]!, images[0]!], [strict[2]!, images[1]!]] as const) {
+      expect(shard.jobDefinition).toMatch(new RegExp(`:job-definition/${imageDefinitionName(base, image)}:1$`));
+      expect((await readShardSpec(fx.ports.blobs, shard.shardKey)).environmentImage).toBe(image);
+      // What the state machine will submit to: the clone, running the task's image with the rollout command.
+      const [clone] = (await first.batch.send(new DescribeJobDefinitionsCommand({ jobDefinitions: [shard.jobDefinition!] }))).jobDefinitions ?? [];
+      expect(clone).toMatchObject({ status: 'ACTIVE', containerProperties: { image, command: r.commands['ok'] }, tags: { [BATCH_TAGS.environmentImage]: image } });
+    }
+
+    // Another sweep (another Lambda process) over the same images registers nothing: the clones are found.
+    const second = await plan('aws-img-2');
+    expect(registrations(second.sent)).toHaveLength(0);
+    expect(second.plan.shards.filter((s) => s.mode === 'strict').map((s) => s.jobDefinition ?? null)).toEqual(strict.map((s) => s.jobDefinition ?? null));
+  });
+});
+

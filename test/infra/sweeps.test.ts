@@ -125,17 +125,57 @@ describe.each(stageNames)('workflows stack (%s)', (name) => {
     expect(finished.Properties.Targets[0].InputTransformer.InputPathsMap).toMatchObject({ 'detail-sweepId': '$.detail.sweepId', 'detail-status': '$.detail.status', 'detail-failedShards': '$.detail.failedShards' });
   });
 
-  it('the role: SubmitJob on the one queue and definition, what .sync needs, its own Distributed Map children', () => {
+  it('the role: SubmitJob on the one queue, the rollout definition and its clones per image, what .sync needs, its own Distributed Map children', () => {
     const statements = roleStatements();
     const submit = statements.find((s) => [s.Action].flat().includes('batch:SubmitJob'))!;
-    expect(submit.Resource).toHaveLength(2);
+    expect(submit.Resource).toHaveLength(3);
     expect(JSON.stringify(submit.Resource)).not.toContain('"*"');
+    expect(JSON.stringify((submit.Resource as unknown[])[2])).toContain(`:job-definition/flywheel-${name}-rollout-env-*`);
+    // Registering, tagging and passing roles are plan-shards' alone.
+    expect(actions(statements).filter((a) => /^batch:(Register|Tag|DescribeJobDefinitions)|^iam:/.test(a))).toEqual([]);
     expect(actions(statements)).toEqual(expect.arrayContaining(['batch:DescribeJobs', 'batch:TerminateJob', 'events:PutTargets', 'events:PutRule', 'events:DescribeRule', 'states:StartExecution', 'states:DescribeExecution', 'states:StopExecution']));
     const rule = statements.find((s) => [s.Action].flat().includes('events:PutRule'))!;
     expect(JSON.stringify(rule.Resource)).toContain('rule/StepFunctionsGetEventsForBatchJobsRule');
     const start = statements.find((s) => [s.Action].flat().includes('states:StartExecution'))!;
     expect(JSON.stringify(start.Resource)).toContain(`stateMachine:flywheel-${name}-sweep`);
     for (const action of actions(statements)) expect(action).not.toContain('*');
+  });
+
+  it('plan-shards alone registers the rollout definition\'s clones per environment image: register and tag <rollout>-env-* only, pass exactly the rollout roles to Batch', () => {
+    const functions = resourcesOfType(workflows(), 'AWS::Lambda::Function');
+    const statementsOf = (roleId: string) =>
+      Object.values(resourcesOfType(workflows(), 'AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Statement & { Condition?: Record<string, Record<string, string>> }>);
+    const [planId, plan] = Object.entries(functions).find(([, f]) => String(f.Properties.Description).startsWith('Flywheel sweep step plan-shards'))!;
+    // The rollout definition it clones (the Compute stack's, by its output).
+    expect(JSON.stringify(plan.Properties.Environment.Variables.FLYWHEEL_ROLLOUT_JOB_DEFINITION)).toMatch(new RegExp(`Flywheel-${name}-Compute.{0,120}RolloutJobDefinition`));
+    const statements = statementsOf(plan.Properties.Role['Fn::GetAtt'][0] as string);
+    const withAction = (action: string) => statements.filter((st) => [st.Action].flat().includes(action));
+    const clones = `:job-definition/flywheel-${name}-rollout-env-*`;
+    const [register] = withAction('batch:RegisterJobDefinition');
+    expect([register!.Action].flat()).toEqual(['batch:RegisterJobDefinition']);
+    expect(JSON.stringify(register!.Resource)).toContain(clones);
+    expect([register!.Resource].flat()).toHaveLength(1);
+    const [tag] = withAction('batch:TagResource');
+    expect(JSON.stringify(tag!.Resource)).toContain(clones);
+    expect(tag!.Condition).toEqual({ StringEquals: { 'batch:CreateAction': 'RegisterJobDefinition' } });
+    const [describeDefinitions] = withAction('batch:DescribeJobDefinitions');
+    expect(describeDefinitions!.Resource).toBe('*'); // no resource-level permission exists for it
+    // CDK merges it with X-Ray's (no resource either): nothing else is on "*".
+    expect([describeDefinitions!.Action].flat().sort()).toEqual(['batch:DescribeJobDefinitions', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+    const [pass] = withAction('iam:PassRole');
+    expect(pass!.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'batch.amazonaws.com' } });
+    const passed = JSON.stringify(pass!.Resource);
+    expect([pass!.Resource].flat()).toHaveLength(2);
+    expect(passed).toMatch(/RolloutJobRole/);
+    expect(passed).toMatch(/RolloutContainerExecutionRole/);
+    // No other sweep function registers, tags or passes roles.
+    for (const [, f] of Object.entries(functions).filter(([id]) => id !== planId)) {
+      const roleId = f.Properties.Role?.['Fn::GetAtt']?.[0] as string | undefined;
+      if (!roleId) continue;
+      expect(statementsOf(roleId).flatMap((st) => [st.Action].flat()).filter((a) => /^batch:(Register|TagResource)|^iam:PassRole/.test(a)), String(f.Properties.Description)).toEqual([]);
+    }
   });
 
   it('a nightly schedule per stage invokes the start-sweep function with the scheduled time', () => {

@@ -178,10 +178,30 @@ describe('sweep definition', () => {
     const processor = (sweepDefinition(localSweepArns()).States[map] as any).ItemProcessor;
     expect(processor.StartAt).toBe(`IsShardDone${suffix}`);
     expect(processor.States[`IsShardDone${suffix}`]).toEqual(
-      expect.objectContaining({ Type: 'Choice', Choices: [{ Variable: '$.shard.done', IsPresent: true, Next: `KeepShardResult${suffix}` }], Default: `SubmitShardJob${suffix}` }),
+      expect.objectContaining({
+        Type: 'Choice',
+        Choices: [
+          { Variable: '$.shard.done', IsPresent: true, Next: `KeepShardResult${suffix}` },
+          { Variable: '$.shard.jobDefinition', IsPresent: true, Next: `SubmitShardJobInImage${suffix}` },
+        ],
+        Default: `SubmitShardJob${suffix}`,
+      }),
     );
     expect(processor.States[`KeepShardResult${suffix}`]).toMatchObject({ Type: 'Pass', Parameters: { 'shardId.$': '$.shard.shardId', status: 'succeeded', kept: true }, End: true });
   });
+
+  it.each([SWEEP_STATES.inlineMap, SWEEP_STATES.distributedMap])(
+    "%s: a shard in an environment image is the same Batch task under the ShardRef's job definition",
+    (map) => {
+      const suffix = suffixOf(map);
+      const { Comment: _a, Parameters: plain, ...plainRest } = iteration(map)[`SubmitShardJob${suffix}`]!;
+      const { Comment: _b, Parameters: inImage, ...inImageRest } = iteration(map)[`SubmitShardJobInImage${suffix}`]!;
+      expect(inImageRest).toEqual(plainRest);
+      const { JobDefinition, ...plainParameters } = plain;
+      expect(JobDefinition).toBe(localSweepArns().rolloutJobDefinition);
+      expect(inImage).toEqual({ ...plainParameters, 'JobDefinition.$': '$.shard.jobDefinition' });
+    },
+  );
 
   it('every Lambda step retries service errors with full jitter and names its function', () => {
     const lambdaStates = [

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Size, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as batch from 'aws-cdk-lib/aws-batch';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
@@ -80,6 +80,15 @@ export class JobImage extends Construct {
   readonly repository: ecr.Repository;
   readonly jobDefinition: batch.EcsJobDefinition;
   readonly jobRole: iam.Role;
+  /** The role ECS pulls the image and writes the logs with (CDK's, on the container). */
+  readonly executionRole: iam.IRole;
+  /** The job definition's name, `flywheel-<stage>-<name>`. */
+  readonly jobDefinitionName: string;
+  /**
+   * Every revision of every clone of this definition per environment image (`<name>-env-<16 hex>`, what
+   * `BatchImageDefinitions` registers): `job-definition/flywheel-<stage>-<name>-env-*`.
+   */
+  readonly imageDefinitionArns: string;
 
   constructor(scope: Construct, id: string, props: JobImageProps) {
     super(scope, id);
@@ -95,19 +104,23 @@ export class JobImage extends Construct {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: `Flywheel ${settings.stage} ${props.name} jobs: their own blob and record key families only`,
     });
+    this.jobDefinitionName = `flywheel-${settings.stage}-${props.name}`;
+    this.imageDefinitionArns = Stack.of(this).formatArn({ service: 'batch', resource: 'job-definition', resourceName: `${this.jobDefinitionName}-env-*` });
+    const container = new batch.EcsEc2ContainerDefinition(this, 'Container', {
+      image: ecs.ContainerImage.fromEcrRepository(this.repository, props.imageTag ?? 'latest'),
+      cpu: props.vcpus,
+      memory: props.memory,
+      ...(props.gpus ? { gpu: props.gpus } : {}),
+      // Why, and how it is contained: JOB_CONTAINER_PRIVILEGED.
+      privileged: JOB_CONTAINER_PRIVILEGED,
+      jobRole: this.jobRole,
+      environment: { FLYWHEEL_STAGE: settings.stage, ...props.environment },
+      logging: ecs.LogDriver.awsLogs({ logGroup: props.logGroup, streamPrefix: props.name }),
+    });
+    this.executionRole = container.executionRole;
     this.jobDefinition = new batch.EcsJobDefinition(this, 'JobDefinition', {
-      jobDefinitionName: `flywheel-${settings.stage}-${props.name}`,
-      container: new batch.EcsEc2ContainerDefinition(this, 'Container', {
-        image: ecs.ContainerImage.fromEcrRepository(this.repository, props.imageTag ?? 'latest'),
-        cpu: props.vcpus,
-        memory: props.memory,
-        ...(props.gpus ? { gpu: props.gpus } : {}),
-        // Why, and how it is contained: JOB_CONTAINER_PRIVILEGED.
-        privileged: JOB_CONTAINER_PRIVILEGED,
-        jobRole: this.jobRole,
-        environment: { FLYWHEEL_STAGE: settings.stage, ...props.environment },
-        logging: ecs.LogDriver.awsLogs({ logGroup: props.logGroup, streamPrefix: props.name }),
-      }),
+      jobDefinitionName: this.jobDefinitionName,
+      container,
       retryAttempts: props.attempts,
       retryStrategies: [
         batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom({ onExitCode: String(ROLLOUT_EXIT_CODES.badInput) })),
@@ -117,12 +130,37 @@ export class JobImage extends Construct {
       timeout: props.attemptTimeout,
       propagateTags: true,
     });
-    const executionPolicy = this.node.tryFindChild('Container')?.node.tryFindChild('ExecutionRole')?.node.tryFindChild('DefaultPolicy');
+    const executionPolicy = container.node.tryFindChild('ExecutionRole')?.node.tryFindChild('DefaultPolicy');
     if (executionPolicy) {
       Validations.of(executionPolicy).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason: 'ecr:GetAuthorizationToken supports no resource-level permission; pulling layers is granted on this repository only, log writes on the job log group only.',
       });
     }
+  }
+
+  /**
+   * Lets `grantee` register this definition's clones per environment image (`BatchImageDefinitions`: the sweep's
+   * plan-shards step) and returns the statements' resources that need an IAM5 reason where the grantee's policy is:
+   * - batch:RegisterJobDefinition on `<definition>-env-*` only, and batch:TagResource there only while registering
+   *   (`batch:CreateAction`), since a clone is registered with its tags;
+   * - batch:DescribeJobDefinitions, which takes no resource-level permission (`*`);
+   * - iam:PassRole on exactly this definition's job and execution roles, to Batch only: a clone runs with the roles
+   *   of the definition it copies, no others.
+   */
+  grantRegisterImageDefinitions(grantee: iam.IGrantable): { imageDefinitionArns: string } {
+    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:RegisterJobDefinition'], resources: [this.imageDefinitionArns] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['batch:TagResource'], resources: [this.imageDefinitionArns], conditions: { StringEquals: { 'batch:CreateAction': 'RegisterJobDefinition' } } }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobDefinitions'], resources: ['*'] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.jobRole.roleArn, this.executionRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'batch.amazonaws.com' } },
+      }),
+    );
+    return { imageDefinitionArns: this.imageDefinitionArns };
   }
 }

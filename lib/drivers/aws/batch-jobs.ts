@@ -52,7 +52,7 @@ import {
 import { type CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { createHash, randomUUID } from 'node:crypto';
 import { FlywheelError, TransientError, ValidationError } from '../../errors.ts';
-import { validateJobSubmission } from '../../compute/validate-job-submission.ts';
+import { IMAGE_REFERENCE, validateJobSubmission } from '../../compute/validate-job-submission.ts';
 import {
   COMPUTE_CATEGORIES,
   COMPUTE_POOLS,
@@ -149,6 +149,80 @@ function isNotFound(error: unknown): boolean {
   return name === 'ResourceNotFoundException';
 }
 
+/** The newest ACTIVE revision of a definition named by name, `name:revision` or ARN; undefined when there is none. */
+async function newestJobDefinition(batch: BatchClient, jobDefinition: string): Promise<JobDefinition | undefined> {
+  const isArnOrRevision = jobDefinition.startsWith('arn:') || /:\d+$/.test(jobDefinition);
+  const output = await batch.send(new DescribeJobDefinitionsCommand(isArnOrRevision ? { jobDefinitions: [jobDefinition] } : { jobDefinitionName: jobDefinition, status: 'ACTIVE' }));
+  return [...(output.jobDefinitions ?? [])].filter((d) => d.status !== 'INACTIVE').sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0))[0];
+}
+
+/**
+ * The job definitions of environment images, on their own: what `BatchJobs` submits an `image` under, and what the
+ * sweep's plan-shards step registers before the state machine submits a shard to it (`JobDefinition.$`). Needs
+ * batch:DescribeJobDefinitions, batch:RegisterJobDefinition and batch:TagResource on `<definition>-env-*`, and
+ * iam:PassRole on the base definition's job and execution roles.
+ *
+ * @example
+ * const arn = await new BatchImageDefinitions(new BatchClient({})).definitionFor('arn:…:job-definition/flywheel-prod-rollout:7', image);
+ */
+export class BatchImageDefinitions {
+  readonly #batch: BatchClient;
+  readonly #known = new Map<string, Promise<string>>();
+
+  constructor(batch: BatchClient) {
+    this.#batch = batch;
+  }
+
+  /**
+   * The ARN of the job definition that runs `jobDefinition`'s command (name, `name:revision` or ARN) in `image`:
+   * the ACTIVE clone `<name>-env-<hash>` of its newest revision, registered when there is none. Remembered per
+   * process; a failure is not.
+   */
+  definitionFor(jobDefinition: string, image: string): Promise<string> {
+    if (!IMAGE_REFERENCE.test(image)) {
+      return Promise.reject(new ValidationError(`image: a container image reference (registry/name:tag or name@sha256:…), up to 255 characters; got ${image.slice(0, 300)}`, [{ path: 'image', message: 'a container image reference' }]));
+    }
+    const key = `${jobDefinition}\0${image}`;
+    let arn = this.#known.get(key);
+    if (!arn) {
+      arn = this.#register(jobDefinition, image);
+      this.#known.set(key, arn);
+      arn.catch(() => this.#known.delete(key));
+    }
+    return arn;
+  }
+
+  async #register(jobDefinition: string, image: string): Promise<string> {
+    const base = await newestJobDefinition(this.#batch, jobDefinition);
+    if (!base?.jobDefinitionArn || !base.jobDefinitionName) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
+    if (base.type !== 'container' || !base.containerProperties) {
+      throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} is not a single-container definition: an environment image cannot replace its image`);
+    }
+    const name = imageDefinitionName(base.jobDefinitionName, image);
+    const existing = await newestJobDefinition(this.#batch, name);
+    if (existing?.jobDefinitionArn && existing.containerProperties?.image === image && existing.tags?.[BATCH_TAGS.baseDefinition] === base.jobDefinitionArn) {
+      return existing.jobDefinitionArn;
+    }
+    const environment = [...(base.containerProperties.environment ?? []).filter((e) => e.name !== ENVIRONMENT_IMAGE_VARIABLE), { name: ENVIRONMENT_IMAGE_VARIABLE, value: image }];
+    const output = await this.#batch.send(
+      new RegisterJobDefinitionCommand({
+        jobDefinitionName: name,
+        type: base.type,
+        containerProperties: { ...base.containerProperties, image, environment },
+        ...(base.parameters ? { parameters: base.parameters } : {}),
+        ...(base.retryStrategy ? { retryStrategy: base.retryStrategy } : {}),
+        ...(base.timeout ? { timeout: base.timeout } : {}),
+        ...(base.propagateTags !== undefined ? { propagateTags: base.propagateTags } : {}),
+        ...(base.platformCapabilities ? { platformCapabilities: base.platformCapabilities } : {}),
+        ...(base.schedulingPriority !== undefined ? { schedulingPriority: base.schedulingPriority } : {}),
+        tags: { ...(base.tags ?? {}), [BATCH_TAGS.baseDefinition]: tagValue(base.jobDefinitionArn), [BATCH_TAGS.environmentImage]: tagValue(image) },
+      }),
+    );
+    if (!output.jobDefinitionArn) throw new FlywheelError('ConfigurationError', `RegisterJobDefinition of ${name} answered no ARN`);
+    return output.jobDefinitionArn;
+  }
+}
+
 export class BatchJobs implements JobsPort {
   readonly #batch: BatchClient;
   readonly #logs: CloudWatchLogsClient;
@@ -158,7 +232,7 @@ export class BatchJobs implements JobsPort {
   readonly #claimPollMs: number;
   readonly #now: () => number;
   readonly #commands = new Map<string, Promise<string[]>>();
-  readonly #imageDefinitions = new Map<string, Promise<string>>();
+  readonly #images: BatchImageDefinitions;
 
   constructor(batch: BatchClient, logs: CloudWatchLogsClient, config: BatchJobsConfig, options: BatchJobsOptions = {}) {
     this.#batch = batch;
@@ -168,6 +242,7 @@ export class BatchJobs implements JobsPort {
     this.#claimTtlMs = options.claimTtlMs ?? 60_000;
     this.#claimPollMs = options.claimPollMs ?? 250;
     this.#now = options.now ?? Date.now;
+    this.#images = new BatchImageDefinitions(batch);
   }
 
   async submit(submission: JobSubmission): Promise<{ jobId: string }> {
@@ -236,20 +311,11 @@ export class BatchJobs implements JobsPort {
     }
   }
 
-  /** The newest ACTIVE revision of a definition named by name, `name:revision` or ARN; undefined when there is none. */
-  async #newestDefinition(jobDefinition: string): Promise<JobDefinition | undefined> {
-    const isArnOrRevision = jobDefinition.startsWith('arn:') || /:\d+$/.test(jobDefinition);
-    const output = await this.#batch.send(
-      new DescribeJobDefinitionsCommand(isArnOrRevision ? { jobDefinitions: [jobDefinition] } : { jobDefinitionName: jobDefinition, status: 'ACTIVE' }),
-    );
-    return [...(output.jobDefinitions ?? [])].filter((d) => d.status !== 'INACTIVE').sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0))[0];
-  }
-
   async #definitionCommand(jobDefinition: string): Promise<string[]> {
     let command = this.#commands.get(jobDefinition);
     if (!command) {
       command = (async () => {
-        const newest = await this.#newestDefinition(jobDefinition);
+        const newest = await newestJobDefinition(this.#batch, jobDefinition);
         if (!newest) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
         return newest.containerProperties?.command ?? [];
       })();
@@ -261,47 +327,10 @@ export class BatchJobs implements JobsPort {
 
   /**
    * The ARN of the job definition that runs `jobDefinition`'s command in `image`, registering it when needed (see
-   * the file's comment). Remembered per process; a failure is not.
+   * the file's comment and `BatchImageDefinitions`). Remembered per process; a failure is not.
    */
   imageDefinition(jobDefinition: string, image: string): Promise<string> {
-    const key = `${jobDefinition}\0${image}`;
-    let arn = this.#imageDefinitions.get(key);
-    if (!arn) {
-      arn = this.#registerImageDefinition(jobDefinition, image);
-      this.#imageDefinitions.set(key, arn);
-      arn.catch(() => this.#imageDefinitions.delete(key));
-    }
-    return arn;
-  }
-
-  async #registerImageDefinition(jobDefinition: string, image: string): Promise<string> {
-    const base = await this.#newestDefinition(jobDefinition);
-    if (!base?.jobDefinitionArn || !base.jobDefinitionName) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
-    if (base.type !== 'container' || !base.containerProperties) {
-      throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} is not a single-container definition: an environment image cannot replace its image`);
-    }
-    const name = imageDefinitionName(base.jobDefinitionName, image);
-    const existing = await this.#newestDefinition(name);
-    if (existing?.jobDefinitionArn && existing.containerProperties?.image === image && existing.tags?.[BATCH_TAGS.baseDefinition] === base.jobDefinitionArn) {
-      return existing.jobDefinitionArn;
-    }
-    const environment = [...(base.containerProperties.environment ?? []).filter((e) => e.name !== ENVIRONMENT_IMAGE_VARIABLE), { name: ENVIRONMENT_IMAGE_VARIABLE, value: image }];
-    const output = await this.#batch.send(
-      new RegisterJobDefinitionCommand({
-        jobDefinitionName: name,
-        type: base.type,
-        containerProperties: { ...base.containerProperties, image, environment },
-        ...(base.parameters ? { parameters: base.parameters } : {}),
-        ...(base.retryStrategy ? { retryStrategy: base.retryStrategy } : {}),
-        ...(base.timeout ? { timeout: base.timeout } : {}),
-        ...(base.propagateTags !== undefined ? { propagateTags: base.propagateTags } : {}),
-        ...(base.platformCapabilities ? { platformCapabilities: base.platformCapabilities } : {}),
-        ...(base.schedulingPriority !== undefined ? { schedulingPriority: base.schedulingPriority } : {}),
-        tags: { ...(base.tags ?? {}), [BATCH_TAGS.baseDefinition]: tagValue(base.jobDefinitionArn), [BATCH_TAGS.environmentImage]: tagValue(image) },
-      }),
-    );
-    if (!output.jobDefinitionArn) throw new FlywheelError('ConfigurationError', `RegisterJobDefinition of ${name} answered no ARN`);
-    return output.jobDefinitionArn;
+    return this.#images.definitionFor(jobDefinition, image);
   }
 
   async #details(jobIds: string[]): Promise<JobDetail[]> {

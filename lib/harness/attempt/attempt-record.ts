@@ -40,6 +40,65 @@ export interface AttemptGrade {
   [detail: string]: unknown;
 }
 
+/** One layer of the task environment an attempt ran against (from its `env.json` manifest), in brief. */
+export interface AttemptEnvironmentLayer {
+  /** `python` or `node` (as the manifest says). */
+  kind: string;
+  /** The layer's cache key (`python-<hex>`): which build it was. */
+  key: string;
+  /** Packages taken out of the layer (a release of the project under test pulled in by a dependency), with why. */
+  removed: Array<{ name: string; version: string; path?: string; reason?: string }>;
+  /** Choices the build made (a pytest pin the index does not have). */
+  notes: string[];
+}
+
+/** The task environment an attempt's commands ran against (`SandboxSession.taskEnvironment`), in brief. */
+export interface AttemptEnvironment {
+  /** Stable id of the environment (hash of the recipe and the lockfiles). */
+  id: string;
+  layers: AttemptEnvironmentLayer[];
+}
+
+/** At most this many removed packages and notes are kept per layer; a record stays small. */
+const MAX_ENVIRONMENT_ITEMS = 50;
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * The key facts of a session's environment for the record: its id, and per layer manifest its kind, key, removed
+ * packages and notes. Manifests come as `unknown` (the sandbox's resolver writes them): whatever is not of the
+ * expected shape is left out, never thrown on.
+ *
+ * @example
+ * environmentFacts({ id: 'env-1a2b', manifests: [{ kind: 'python', key: 'python-3f1c', removed: [], notes: [] }] });
+ * // { id: 'env-1a2b', layers: [{ kind: 'python', key: 'python-3f1c', removed: [], notes: [] }] }
+ */
+export function environmentFacts(environment: { id: string; manifests?: unknown[] }): AttemptEnvironment {
+  const layers: AttemptEnvironmentLayer[] = [];
+  for (const m of Array.isArray(environment.manifests) ? environment.manifests : []) {
+    if (typeof m !== 'object' || m === null) continue;
+    const o = m as Record<string, unknown>;
+    const removed = Array.isArray(o['removed']) ? o['removed'] : [];
+    const notes = Array.isArray(o['notes']) ? o['notes'] : [];
+    layers.push({
+      kind: str(o['kind']) ?? 'unknown',
+      key: str(o['key']) ?? '',
+      removed: removed
+        .filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null)
+        .slice(0, MAX_ENVIRONMENT_ITEMS)
+        .map((r) => {
+          const path = str(r['path']);
+          const reason = str(r['reason']);
+          return { name: str(r['name']) ?? '', version: str(r['version']) ?? '', ...(path !== undefined ? { path } : {}), ...(reason !== undefined ? { reason } : {}) };
+        }),
+      notes: notes.filter((n): n is string => typeof n === 'string').slice(0, MAX_ENVIRONMENT_ITEMS),
+    });
+  }
+  return { id: String(environment.id), layers };
+}
+
 export interface AttemptRecord extends RecordItem {
   kind: 'eval-attempt';
   runId: string;
@@ -62,6 +121,11 @@ export interface AttemptRecord extends RecordItem {
   grade?: AttemptGrade;
   /** What the sandbox blocked or saw during the try that counted (integrity evidence). */
   observations?: SandboxObservation[];
+  /**
+   * The task environment the counted try's commands ran against (its id, and each layer's key, removed packages and
+   * notes), when the sandbox says (`SandboxSession.taskEnvironment`).
+   */
+  environment?: AttemptEnvironment;
   /** Strict mode: the workspace re-audited after the agent finished, before it was removed. */
   historyReaudit?: HistoryReaudit;
   /**

@@ -9,7 +9,9 @@ import { storeTrajectory } from '../trajectory/store-trajectory.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import {
   attemptSortKey,
+  environmentFacts,
   evalPartition,
+  type AttemptEnvironment,
   type AttemptGrade,
   type AttemptRecord,
   type AttemptTry,
@@ -128,6 +130,7 @@ interface TryResult {
   diff: string;
   observations: SandboxObservation[];
   historyReaudit?: HistoryReaudit;
+  environment?: AttemptEnvironment;
 }
 
 export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord> {
@@ -209,6 +212,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
     ...(last.trajectoryKey ? { trajectoryKey: last.trajectoryKey } : {}),
     ...(diffKey ? { diffKey } : {}),
     ...(final?.grade ? { grade: final.grade } : {}),
+    ...(final?.result.environment ? { environment: final.result.environment } : {}),
     ...(final ? { observations: final.result.observations } : {}),
     ...(final?.result.historyReaudit ? { historyReaudit: final.result.historyReaudit } : {}),
     ...(integrity ? { integrityFailure: integrity } : {}),
@@ -278,6 +282,8 @@ async function runOneTry(
       const reason = agent.stopReason.kind === 'infrastructure-error' ? agent.stopReason : { error: 'Flywheel.InfrastructureError', message: 'agent loop reported an infrastructure error' };
       throw new InfrastructureFailure('agent', reason.error, reason.message);
     }
+    // The environment the commands ran against, as the sandbox says (never re-derived here).
+    const environment = sessionEnvironment(session);
     // After the agent, before the copy goes: did anything it could reach bring history back? A failed re-audit fails
     // the attempt as an integrity failure (see `integrityFailureOf`).
     const historyReaudit = await reauditSession(session);
@@ -287,12 +293,23 @@ async function runOneTry(
       diff: agent.diff ?? '',
       observations: session.observations().slice(0, MAX_OBSERVATIONS),
       ...(historyReaudit ? { historyReaudit } : {}),
+      ...(environment ? { environment } : {}),
     };
     await closeSession(session);
     return result;
   } catch (error) {
     await session.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/** The key facts of the session's task environment, when it exposes one; one it exposes oddly is left out. */
+function sessionEnvironment(session: SandboxSession): AttemptEnvironment | undefined {
+  try {
+    const env = session.taskEnvironment;
+    return env && typeof env.id === 'string' ? environmentFacts(env) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { listSuiteTasks, readStoredTask } from '../../forge/forge-records.ts';
 import type { BlobsPort } from '../../ports/blobs.ts';
@@ -7,7 +7,7 @@ import type { RecordItem, RecordsPort } from '../../ports/records.ts';
 import { findSuite } from '../../registry/get-suite.ts';
 import { registryKeys } from '../../registry/record-keys.ts';
 import { loadTask } from '../task/load-task.ts';
-import { prepareTaskSource, type TaskSourceOptions } from '../task/prepare-task-source.ts';
+import { isRemoteGitUrl, prepareTaskSource, type TaskSourceOptions } from '../task/prepare-task-source.ts';
 import { parseTask, type Task } from '../task/task-schema.ts';
 
 /** A task ready to run here: the task and its repository on this machine. */
@@ -19,22 +19,26 @@ export interface SuiteTask {
 }
 
 /**
- * Where a task's repository lives on this machine. A `local` path, or a `git` URL that is a path (or `file://`),
- * is resolved against the task file's folder; remote git URLs and blob tarballs need fetching first
- * (`prepareTaskSource`, which `loadSuite` calls when given a cache folder).
+ * The task's repository as a folder on this machine that a job may use from any working directory, for a source
+ * that is on this machine: a `local` path or a `git` URL that is a path or `file://`, resolved against the task
+ * file's folder. It goes through `prepareTaskSource`, so a plain (non-bare) checkout or folder comes back as its
+ * absolute path, used in place, while a bare repository and a `file://` URL are cloned into the sources cache with
+ * the commit checked out (a `local` bare repository at its HEAD) and that private checkout comes back: never the
+ * repository itself, whose history strict mode must hide. Remote git URLs and blob tarballs are not on this machine
+ * (`Flywheel.ValidationError`): the job fetches them itself.
+ *
+ * @example
+ * const path = await localSourceDir(task, '/abs/suites/smoke/calc.json', { cacheDir: '.flywheel/sources' });
  */
-export function localSourceDir(task: Task, taskFile?: string): string {
-  const base = taskFile ? dirname(resolve(taskFile)) : process.cwd();
-  const at = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
-  if (task.repo.kind === 'local') return at(task.repo.path);
-  if (task.repo.kind === 'git') {
-    const url = task.repo.url;
-    if (url.startsWith('file://')) return new URL(url).pathname;
-    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^[^/]+@[^:]+:/.test(url)) return at(url);
+export async function localSourceDir(task: Task, taskFile?: string, options: { cacheDir?: string } = {}): Promise<string> {
+  const repo = task.repo;
+  const here = repo.kind === 'local' || (repo.kind === 'git' && (!isRemoteGitUrl(repo.url) || repo.url.startsWith('file://')));
+  if (!here) {
+    throw new ValidationError(`task ${task.id}: needs a repository on this machine (repo.kind local, or a git path or file:// URL); got ${repo.kind === 'git' ? repo.url : `blob ${repo.key}`}`, [
+      { path: 'repo', message: 'not a repository on this machine' },
+    ]);
   }
-  throw new ValidationError(`task ${task.id}: eval run needs a repository on this machine (repo.kind local, or a git path); got ${task.repo.kind === 'git' ? task.repo.url : `blob ${task.repo.key}`}`, [
-    { path: 'repo', message: 'not a local repository' },
-  ]);
+  return prepareTaskSource(task, { ...(taskFile ? { taskFile } : {}), ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
 }
 
 /** Where `loadSuite` may look for a suite that is not a folder: a registered suite name, read from records. */

@@ -3,6 +3,9 @@
  * 1. a pristine copy of the base commit (never the agent's workspace) gets the agent's diff (`git apply`; a diff that
  *    does not apply fails with `patch-does-not-apply`);
  * 2. test files and runner configs the diff touched go back to the task's version, the test patch is applied;
+ *    compiled bytecode and caches in the diff are never applied (`dropped`; one that would stand in for a source
+ *    module — an unchecked-hash `.pyc`, a sourceless `.pyc`, an extension beside its `.py` — is a `runner-shadowing`
+ *    flag, see `compiled-files.ts`), and the graded run reads no bytecode cache the tree holds;
  * 3. the task's setup command (if any) runs there, with the task's command time limit, then the test command, both
  *    through `runTests` (default: a local child process; `sandboxTestRunner` for isolation). pytest started from the
  *    command line runs through the isolated launcher (`python -I`, no shadowing module) and streams each test's
@@ -24,7 +27,8 @@ import type { Task } from '../task/task-schema.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import { detectIntegrityFlags } from '../integrity/detect-integrity-flags.ts';
 import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
-import { VERDICT_TAMPERING_KINDS, type IntegrityFlag } from '../integrity/integrity-flag.ts';
+import { evidenceText, VERDICT_TAMPERING_KINDS, type IntegrityFlag } from '../integrity/integrity-flag.ts';
+import type { DroppedFile } from './compiled-files.ts';
 import { decideVerdict } from './decide-verdict.ts';
 import { checkPytestStream, parsePytestStream, pytestStreamPrelude, type StreamCheck } from './pytest-stream.ts';
 import { prepareGradingTree, reportDirName } from './prepare-grading-tree.ts';
@@ -112,6 +116,22 @@ function channelFlags(check: StreamCheck, touched: readonly string[]): Integrity
   return flags;
 }
 
+/** `runner-shadowing` flags for the dropped compiled files that would have stood in for a source module. */
+function droppedFlags(dropped: readonly DroppedFile[]): IntegrityFlag[] {
+  return dropped
+    .filter((d) => d.shadowing)
+    .map((d) => ({
+      kind: 'runner-shadowing' as const,
+      file: d.path,
+      line: null,
+      evidence: evidenceText(`${d.kind === 'extension-module' ? 'compiled extension module' : d.pyc === 'unchecked-hash' ? 'unchecked-hash bytecode' : 'sourceless bytecode'} that Python would load instead of ${d.shadows} (not applied)`),
+      source: 'diff' as const,
+    }));
+}
+
+/** At most this many dropped files are listed on a grade (shadowing ones first); the log names them all. */
+const MAX_DROPPED_LISTED = 200;
+
 function defaultBaseCommit(task: Task): string | undefined {
   if (task.repo.kind === 'git') return task.repo.commit;
   if (task.repo.kind === 'blob') return task.repo.baseCommit;
@@ -141,7 +161,7 @@ async function readTestTexts(dir: string, paths: string[]): Promise<Record<strin
   return out;
 }
 
-function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; applyMode: string; reverted: GradeResult['reverted']; agentTests?: string[]; detail?: string; run?: TestRunOutput; reasons: string[] }): string {
+function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; applyMode: string; reverted: GradeResult['reverted']; agentTests?: string[]; dropped?: readonly DroppedFile[]; detail?: string; run?: TestRunOutput; reasons: string[] }): string {
   const lines = [
     `# flywheel grading log`,
     `attempt: ${parts.attemptId}`,
@@ -150,6 +170,7 @@ function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; 
     `apply: ${parts.applyMode}`,
     ...parts.reverted.map((r) => `reverted: ${r.path} (${r.kind}, ${r.action})`),
     ...(parts.agentTests ?? []).map((p) => `agent test (kept apart, not run): ${p}`),
+    ...(parts.dropped ?? []).map((d) => `not applied (${d.kind}${d.pyc ? `, ${d.pyc}` : ''}${d.shadowing ? `, would shadow ${d.shadows}` : ''}): ${d.path}`),
     `command: ${parts.task.testCommand}`,
   ];
   if (parts.detail) lines.push(`detail: ${parts.detail}`);
@@ -191,6 +212,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     const testTexts = prepared.ok ? await readTestTexts(tree.dir, tree.taskTestPaths) : {};
     const integrity: IntegrityFlag[] = [
       ...detectIntegrityFlags({ diff: input.diff, taskTestFiles, testFileContents: testTexts }),
+      ...droppedFlags(tree.dropped),
       ...(input.trajectory ? detectTrajectoryFlags(input.trajectory, { taskTestFiles }) : []),
     ];
     const strict = input.strict ?? true;
@@ -202,13 +224,15 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       ...(tree.baseCommit !== undefined ? { baseCommit: tree.baseCommit } : {}),
       reverted: tree.reverted,
       ...(tree.agentTests.length > 0 ? { agentTests: tree.agentTests } : {}),
+      ...(tree.dropped.length > 0 ? { dropped: [...tree.dropped].sort((a, b) => Number(b.shadowing ?? false) - Number(a.shadowing ?? false)).slice(0, MAX_DROPPED_LISTED) } : {}),
+      ...(tree.dropped.length > MAX_DROPPED_LISTED ? { droppedTotal: tree.dropped.length } : {}),
       integrity,
     };
 
     if (!prepared.ok) {
       const reasons = [`patch-does-not-apply: ${prepared.detail.split('\n')[0]}`, ...tampering];
       const perTest = Object.fromEntries([...task.failToPass, ...task.passToPass].map((id) => [id, 'missing' as const]));
-      const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: 'failed', reverted: [], detail: prepared.detail, reasons }));
+      const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: 'failed', reverted: [], dropped: tree.dropped, detail: prepared.detail, reasons }));
       return {
         ...common,
         passed: false,
@@ -272,7 +296,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     const reasons = [...channelProblems, ...tampering, ...(check?.failures ?? []), ...verdict.reasons];
     if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
     const integrityFailed = channelProblems.length > 0 || tampering.length > 0;
-    const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, run, reasons }));
+    const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, dropped: tree.dropped, run, reasons }));
     return {
       ...common,
       passed: reasons.length === 0,

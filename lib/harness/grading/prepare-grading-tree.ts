@@ -13,6 +13,7 @@ import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writ
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { git } from '../git/run-git.ts';
+import { compiledFiles, exactApplyPattern, moduleSourceOf, type DroppedFile } from './compiled-files.ts';
 import { GradingSetupError } from './grading-setup-error.ts';
 import { runnerSectionChanged } from './runner-sections.ts';
 import { classifyPath, isSectionedRunnerConfig, type TestPathKind } from './test-paths.ts';
@@ -41,6 +42,11 @@ export interface GradingTree {
    * the tree the verdict runs in, recorded here, never counted as tampering.
    */
   agentTests: string[];
+  /**
+   * Compiled bytecode and caches of the diff that were not applied (see `compiled-files.ts`); those with `shadowing`
+   * would have stood in for a source module.
+   */
+  dropped: DroppedFile[];
   /** Paths of the task's test files as they stand in the tree (task list, test patch, provided contents). */
   taskTestPaths: string[];
   applyMode: ApplyMode;
@@ -128,8 +134,8 @@ async function restore(dir: string, path: string, saved: Saved): Promise<void> {
   } else if (saved.kind === 'symlink') await symlink(saved.target, full);
 }
 
-async function applyPatch(dir: string, env: Record<string, string>, patch: string, tolerant: boolean) {
-  const args = ['apply', '--whitespace=nowarn', ...(tolerant ? ['--ignore-whitespace', '--recount'] : []), '-'];
+async function applyPatch(dir: string, env: Record<string, string>, patch: string, tolerant: boolean, exclude: readonly string[] = []) {
+  const args = ['apply', '--whitespace=nowarn', ...(tolerant ? ['--ignore-whitespace', '--recount'] : []), ...exclude.map((p) => `--exclude=${exactApplyPattern(p)}`), '-'];
   return git(args, { cwd: dir, env, input: patch, allowFailure: true });
 }
 
@@ -164,7 +170,7 @@ export async function prepareGradingTree(input: PrepareGradingTreeInput): Promis
   try {
     const sha = await materialize(root, dir, input.sourceDir, input.baseCommit);
     const env = { GIT_CEILING_DIRECTORIES: root };
-    const tree: GradingTree = { root, dir, ...(sha ? { baseCommit: sha } : {}), touched: [], reverted: [], agentTests: [], taskTestPaths: [], applyMode: 'empty', cleanup };
+    const tree: GradingTree = { root, dir, ...(sha ? { baseCommit: sha } : {}), touched: [], reverted: [], agentTests: [], dropped: [], taskTestPaths: [], applyMode: 'empty', cleanup };
 
     const testPatchPaths: string[] = [];
     if (input.testPatch && input.testPatch.trim() !== '') {
@@ -178,15 +184,25 @@ export async function prepareGradingTree(input: PrepareGradingTreeInput): Promis
       const touched = await patchPaths(dir, env, input.diff);
       if (!touched.ok) return { ok: false, reason: 'patch-does-not-apply', detail: touched.detail, tree };
       tree.touched = touched.paths;
+      // Compiled files and caches: never applied. Whether one shadows a source module depends on the base tree too.
+      const present = new Set(touched.paths);
+      for (const path of touched.paths) {
+        const source = moduleSourceOf(path);
+        if (source !== undefined && !present.has(source) && (await lstat(join(dir, source)).catch(() => undefined))?.isFile()) present.add(source);
+      }
+      tree.dropped = compiledFiles(input.diff, touched.paths, (p) => present.has(p));
+      const excluded = tree.dropped.map((d) => d.path);
+      const excludedSet = new Set(excluded);
       const candidates = new Map<string, { kind: TestPathKind; saved: Saved }>();
       for (const path of touched.paths) {
+        if (excludedSet.has(path)) continue;
         const kind = classifyPath(path, taskFiles);
         if (kind) candidates.set(path, { kind, saved: await save(dir, path) });
       }
-      const exact = await applyPatch(dir, env, input.diff, false);
+      const exact = await applyPatch(dir, env, input.diff, false, excluded);
       if (exact.code === 0) tree.applyMode = 'exact';
       else {
-        const tolerant = await applyPatch(dir, env, input.diff, true);
+        const tolerant = await applyPatch(dir, env, input.diff, true, excluded);
         if (tolerant.code !== 0) return { ok: false, reason: 'patch-does-not-apply', detail: exact.stderr.trim() || `git apply exited ${exact.code}`, tree };
         tree.applyMode = 'whitespace-tolerant';
       }

@@ -8,6 +8,11 @@
  * workspace off `sys.path` while pytest, `_pytest` and pluggy are imported (a repository `pytest.py`, `_pytest/`,
  * `sitecustomize.py` or `.pth` cannot stand in for them); the workspace and PYTHONPATH are put on `sys.path` only
  * afterwards, as `python -m pytest` would have. The per-run nonce comes on stdin, never in the environment.
+ * `--check-hash-based-pycs always` makes Python check every hash-based `.pyc` against its source, so an
+ * unchecked-hash `.pyc` in the tree (grading already drops those from the diff: `compiled-files.ts`) cannot stand
+ * in for its module; timestamp `.pyc`s are checked against the source's mtime and size anyway, and the launcher
+ * writes no bytecode. (A fresh `pycache_prefix` would also ignore every cache of the environment's own packages and
+ * recompile them on every graded run; the check above closes the hole without that cost.)
  *
  * What it writes. One line per test phase (`setup`, `call`, `teardown`), as the phase finishes, to a duplicate of
  * stderr taken before pytest captures anything: `@@flywheel-stream <nonce> {json}`, plus a header (which pytest
@@ -67,7 +72,7 @@ export function pytestStreamPrelude(): string {
     'IFS= read -r fw_nonce || true',
     `fw_src=${shellQuote(PYTEST_STREAM_SOURCE)}`,
     'fw_n=0',
-    'fw_pytest_run() { local py="$1" mode="$2"; shift 2; fw_n=$((fw_n+1)); command "$py" -I -c "$fw_src" "$mode" "$FLYWHEEL_REPORT_DIR/pytest-stream-$fw_n.xml" "$@" <<<"$fw_nonce"; }',
+    'fw_pytest_run() { local py="$1" mode="$2"; shift 2; fw_n=$((fw_n+1)); command "$py" -I --check-hash-based-pycs always -c "$fw_src" "$mode" "$FLYWHEEL_REPORT_DIR/pytest-stream-$fw_n.xml" "$@" <<<"$fw_nonce"; }',
     'fw_py_dispatch() { local py="$1"; shift; local orig=("$@"); while [ $# -gt 0 ]; do case "$1" in -B|-u|-b|-bb|-q|-s|-S|-E|-O|-OO|-I|-P) shift ;; *) break ;; esac; done',
     '  if [ "${1-}" = -m ] && { [ "${2-}" = pytest ] || [ "${2-}" = py.test ]; }; then shift 2; fw_pytest_run "$py" m "$@"; else command "$py" "${orig[@]}"; fi; }',
     'python3() { fw_py_dispatch python3 "$@"; }',

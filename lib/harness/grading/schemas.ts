@@ -39,6 +39,24 @@ export const GradeResultSchema = z.object({
    * an integrity failure, which reports count apart from wrong fixes.
    */
   integrityFailed: z.boolean().optional(),
+  /**
+   * Compiled bytecode and caches of the diff that grading did not apply (`*.pyc`, `__pycache__/`, `.pytest_cache/`,
+   * an extension module beside a `.py` of the same name; see `compiled-files.ts`), at most 200, those that would
+   * have shadowed a source module (`shadowing`, also a `runner-shadowing` flag) first.
+   */
+  dropped: z
+    .array(
+      z.object({
+        path: z.string(),
+        kind: z.enum(['bytecode', 'cache', 'extension-module']),
+        shadows: z.string().optional(),
+        pyc: z.enum(['timestamp', 'checked-hash', 'unchecked-hash', 'unreadable']).optional(),
+        shadowing: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+  /** How many files were dropped in all, when more than `dropped` lists. */
+  droppedTotal: z.number().int().optional(),
   /** New test files the agent added: kept out of the verdict's run (not flagged, not tampering), listed here. */
   agentTests: z.array(z.string()).optional(),
   /**

@@ -6,7 +6,8 @@
  * Every runner gets a script that starts with `gradingPrelude`: it points `FLYWHEEL_REPORT_DIR` at a fresh
  * directory in the tree — a shell variable of the script, NOT exported, so the code under test cannot find it in its
  * environment — and asks pytest (via `PYTEST_ADDOPTS`, for pytest started by a script of the task) for a JUnit report
- * there, plus `-rA` summary lines as a fallback. pytest started from the command line itself runs through the
+ * there, plus `-rA` summary lines as a fallback, and keeps Python off any bytecode cache in the tree
+ * (`PYTHONDONTWRITEBYTECODE`, a `PYTHONPYCACHEPREFIX` that cannot exist). pytest started from the command line itself runs through the
  * isolated launcher and its result stream instead (`pytest-stream.ts`), which reads a nonce from the request's stdin. Commands of other runners write their report there themselves, e.g.
  * `npx vitest run --reporter=json --outputFile=$FLYWHEEL_REPORT_DIR/vitest.json` or
  * `go test -json ./... > $FLYWHEEL_REPORT_DIR/go.json` (go test -json and vitest/jest JSON on stdout are read too).
@@ -75,6 +76,9 @@ export function gradingPrelude(reportDir: string): string {
     'mkdir -p "$FLYWHEEL_REPORT_DIR"',
     `export PYTEST_ADDOPTS="-rA --junitxml=$FLYWHEEL_REPORT_DIR/${PYTEST_JUNIT_FILE} -o junit_family=xunit1 -p no:cacheprovider"`,
     'export NO_COLOR=1 FORCE_COLOR=0 PYTHONDONTWRITEBYTECODE=1 CI=true',
+    // Python started outside the isolated launcher reads its bytecode caches from a place that cannot exist, never
+    // from a `__pycache__` in the tree (nor writes any): the tree's sources are what runs.
+    'export PYTHONPYCACHEPREFIX=/dev/null/flywheel-no-pycache',
   ].join('\n');
 }
 

@@ -7,7 +7,11 @@
  * `runner-shadowing`, `report-tampering`: see `VERDICT_TAMPERING_KINDS`) fail the attempt in strict mode; they are
  * matched in source files only (not tests, not runner configs), where the test runner has no business.
  * A NEW test file the agent adds is not flagged: grading keeps it apart (`agentTests`).
+ * Compiled bytecode and caches (`*.pyc`, `__pycache__/`, `.pytest_cache/`) are neither tests nor source here: grading
+ * never applies them and flags the ones that would shadow a source module itself (`grading/compiled-files.ts`,
+ * which needs the base tree to tell); only a runner-shadowing name (`_pytest/__pycache__/…`) is flagged here.
  */
+import { isAlwaysDropped } from '../grading/compiled-files.ts';
 import { classifyPath } from '../grading/test-paths.ts';
 import { evidenceText, type IntegrityFlag, type IntegrityFlagKind } from './integrity-flag.ts';
 import { extractLiterals } from './test-literals.ts';
@@ -120,6 +124,10 @@ export function detectIntegrityFlags(input: DetectIntegrityFlagsInput): Integrit
   }
 
   for (const f of files) {
+    if (isAlwaysDropped(f.path)) {
+      if ((f.status === 'added' || f.status === 'renamed') && SHADOWING.test(f.path)) flags.push(fileLevelFlag(f, 'runner-shadowing', 'could stand in for the test runner'));
+      continue;
+    }
     const kind = classifyPath(f.path, input.taskTestFiles) ?? (f.oldPath !== undefined ? classifyPath(f.oldPath, input.taskTestFiles) : undefined);
     if (kind === 'task-test-file') flags.push(fileLevelFlag(f, 'test-file-edit', 'a task test file'));
     // A new test file of the agent's own (a regression test) is kept apart by grading, not tampering.

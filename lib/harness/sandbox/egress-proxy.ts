@@ -3,9 +3,17 @@
  * in the harness, OUTSIDE the sandbox's network namespace, listening on a unix socket. The only route out of the
  * namespace is a forwarder inside it that pipes 127.0.0.1:<port> to this socket, so every request the sandbox makes
  * passes here, is checked against the allow-list and logged as an observation, allowed or blocked.
+ *
+ * The proxy connects from the HOST's network, so an allowed name must not lead to what only the host should reach:
+ * the name is resolved once, here, and the connection goes to that address (no second lookup a rebinding DNS server
+ * could answer differently). A link-local address (169.254.0.0/16 — the EC2 instance metadata service
+ * 169.254.169.254, the ECS task metadata and credentials endpoint 169.254.170.2 — and fe80::/10) or the IPv6
+ * metadata address fd00:ec2::254 is refused (`network.blocked`, with the reason), IPv4-mapped forms included, unless
+ * the allow-list names that literal address.
  */
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { BlockList, connect, isIP, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
 import type { SandboxObservation } from './sandbox.ts';
 import { makeAllowList } from './allow-list.ts';
@@ -18,7 +26,7 @@ export interface EgressProxy {
 function record(
   sink: (o: SandboxObservation) => void,
   allowed: boolean,
-  detail: { host: string; port: number; method: string; url?: string; reason?: string },
+  detail: { host: string; port: number; method: string; url?: string; reason?: string; address?: string },
 ): void {
   sink({ kind: allowed ? 'network.allowed' : 'network.blocked', at: new Date().toISOString(), detail });
 }
@@ -26,6 +34,101 @@ function record(
 function splitHostPort(authority: string, defaultPort: number): { host: string; port: number } {
   const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(authority) ?? /^([^:]+)(?::(\d+))?$/.exec(authority);
   return { host: m?.[1] ?? authority, port: m?.[2] ? Number(m[2]) : defaultPort };
+}
+
+/** Resolves a host name to its addresses (`dns.lookup` with `all: true` by default). */
+export type EgressLookup = (host: string) => Promise<Array<{ address: string; family: number }>>;
+
+const defaultLookup: EgressLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+/** Addresses the proxy never connects to unless the allow-list names them literally. */
+function hostOnlyAddresses(): BlockList {
+  const list = new BlockList();
+  list.addSubnet('169.254.0.0', 16, 'ipv4');
+  list.addSubnet('fe80::', 10, 'ipv6');
+  list.addAddress('fd00:ec2::254', 'ipv6');
+  return list;
+}
+
+const HOST_ONLY = hostOnlyAddresses();
+
+function family(address: string): 'ipv4' | 'ipv6' | undefined {
+  const v = isIP(address);
+  return v === 4 ? 'ipv4' : v === 6 ? 'ipv6' : undefined;
+}
+
+function withoutZone(address: string): string {
+  const i = address.indexOf('%');
+  return i < 0 ? address : address.slice(0, i);
+}
+
+/** The IP literals an allow-list names (`169.254.169.254`, `169.254.170.2:80`, `[fe80::1]:8080`). */
+function namedLiterals(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const raw of entries) {
+    const text = raw.trim().toLowerCase();
+    const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(text);
+    let host = bracket ? bracket[1]! : text;
+    if (!bracket && text.indexOf(':') > 0 && text.indexOf(':') === text.lastIndexOf(':')) host = text.slice(0, text.indexOf(':'));
+    host = withoutZone(host);
+    const f = family(host);
+    if (f) list.addAddress(host, f);
+  }
+  return list;
+}
+
+/** Why `address` must not be connected to, or undefined when it may. */
+function refusal(address: string, named: BlockList): string | undefined {
+  const bare = withoutZone(address);
+  const f = family(bare);
+  if (!f) return `not an IP address: ${address}`;
+  if (!HOST_ONLY.check(bare, f)) return undefined;
+  if (named.check(bare, f)) return undefined;
+  const what = HOST_ONLY_NAMES[bare] ?? (f === 'ipv4' || bare.startsWith('::ffff:') ? 'a link-local address (169.254.0.0/16)' : bare.startsWith('fd00:ec2') ? 'the IPv6 instance metadata address' : 'a link-local address (fe80::/10)');
+  return `resolves to ${address}: ${what}, reachable only from the host`;
+}
+
+const HOST_ONLY_NAMES: Record<string, string> = {
+  '169.254.169.254': 'the instance metadata service',
+  '169.254.170.2': 'the ECS task metadata and credentials endpoint',
+  'fd00:ec2::254': 'the IPv6 instance metadata address',
+};
+
+type Resolved = Array<{ address: string; family: 4 | 6 }>;
+
+/**
+ * The addresses a request to `host` may connect to: the literal itself, or those the name resolves to (one lookup),
+ * less the host-only ones. `refused` when every address is host-only; `failed` when the name does not resolve
+ * (allowed, answered 502, as a connection that fails).
+ */
+async function resolveTarget(host: string, lookup: EgressLookup, named: BlockList): Promise<{ addresses: Resolved } | { refused: string } | { failed: string }> {
+  let found: Array<{ address: string; family: number }>;
+  const f = family(withoutZone(host));
+  try {
+    found = f ? [{ address: host, family: f === 'ipv4' ? 4 : 6 }] : await lookup(host);
+  } catch (error) {
+    return { failed: `lookup of ${host} failed: ${(error as Error).message}` };
+  }
+  if (found.length === 0) return { failed: `${host} resolves to no address` };
+  const reasons: string[] = [];
+  const ok: Resolved = [];
+  for (const { address } of found) {
+    const why = refusal(address, named);
+    if (why) reasons.push(why);
+    else ok.push({ address, family: isIP(withoutZone(address)) === 6 ? 6 : 4 });
+  }
+  return ok.length > 0 ? { addresses: ok } : { refused: reasons[0]! };
+}
+
+/**
+ * A `lookup` for `net.connect`/`http.request` that answers with the addresses already checked, never asking DNS
+ * again (a rebinding server gets no second question); with several, Node tries them in turn (happy eyeballs).
+ */
+function fixedLookup(addresses: Resolved) {
+  return (_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
+    if (options.all) callback(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  };
 }
 
 /**
@@ -36,8 +139,12 @@ export async function startEgressProxy(input: {
   socketPath: string;
   allowList: readonly string[];
   onObservation: (o: SandboxObservation) => void;
+  /** How names are resolved (tests); default `dns.lookup`, all addresses. */
+  lookup?: EgressLookup;
 }): Promise<EgressProxy> {
   const allowed = makeAllowList(input.allowList);
+  const named = namedLiterals(input.allowList);
+  const lookup = input.lookup ?? defaultLookup;
   const sockets = new Set<Socket>();
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -54,16 +161,40 @@ export async function startEgressProxy(input: {
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = url.port ? Number(url.port) : 80;
-    const ok = allowed(host, port);
-    record(input.onObservation, ok, { host, port, method: req.method ?? 'GET', url: url.href });
-    if (!ok) {
+    const method = req.method ?? 'GET';
+    if (!allowed(host, port)) {
+      record(input.onObservation, false, { host, port, method, url: url.href });
       res.writeHead(403, { 'content-type': 'text/plain' }).end(`flywheel egress proxy: ${host}:${port} is not on the allow-list\n`);
       return;
     }
+    // The body waits (paused) while the name resolves.
+    req.pause();
+    void resolveTarget(host, lookup, named).then((target) => {
+      if ('refused' in target) {
+        record(input.onObservation, false, { host, port, method, url: url.href, reason: target.refused });
+        res.writeHead(403, { 'content-type': 'text/plain' }).end(`flywheel egress proxy: ${host}:${port} refused: ${target.refused}\n`);
+        req.resume();
+        return;
+      }
+      if ('failed' in target) {
+        record(input.onObservation, true, { host, port, method, url: url.href, reason: target.failed });
+        res.writeHead(502, { 'content-type': 'text/plain' }).end(`flywheel egress proxy: upstream error ${target.failed}\n`);
+        req.resume();
+        return;
+      }
+      record(input.onObservation, true, { host, port, method, url: url.href, address: target.addresses.map((a) => a.address).join(' ') });
+      forward(req, res, url, host, target.addresses, port);
+    });
+  });
+
+  /** Plain HTTP to the resolved address (the request's own Host header kept). */
+  const forward = (req: IncomingMessage, res: ServerResponse, url: URL, host: string, addresses: Resolved, port: number) => {
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = httpRequest({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (up) => {
+    // The name the request was for, never the address it was sent to.
+    headers.host ??= url.host;
+    const upstream = httpRequest({ host, port, lookup: fixedLookup(addresses) as never, method: req.method, path: `${url.pathname}${url.search}`, headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
     });
@@ -72,20 +203,39 @@ export async function startEgressProxy(input: {
       res.end(`flywheel egress proxy: upstream error ${error.message}\n`);
     });
     req.pipe(upstream);
-  });
+    req.resume();
+  };
 
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => undefined);
     const { host, port } = splitHostPort(req.url ?? '', 443);
-    const ok = allowed(host, port);
-    record(input.onObservation, ok, { host, port, method: 'CONNECT' });
-    if (!ok) {
+    if (!allowed(host, port)) {
+      record(input.onObservation, false, { host, port, method: 'CONNECT' });
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nflywheel egress proxy: ${host}:${port} is not on the allow-list\n`);
       return;
     }
-    const upstream = connect({ host, port }, () => {
+    void resolveTarget(host, lookup, named).then((target) => {
+      if ('refused' in target) {
+        record(input.onObservation, false, { host, port, method: 'CONNECT', reason: target.refused });
+        client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nflywheel egress proxy: ${host}:${port} refused: ${target.refused}\n`);
+        return;
+      }
+      if ('failed' in target) {
+        record(input.onObservation, true, { host, port, method: 'CONNECT', reason: target.failed });
+        client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+        return;
+      }
+      record(input.onObservation, true, { host, port, method: 'CONNECT', address: target.addresses.map((a) => a.address).join(' ') });
+      if (client.destroyed) return;
+      tunnel(client, head, host, target.addresses, port);
+    });
+  });
+
+  /** A CONNECT tunnel to the resolved address. */
+  const tunnel = (client: Socket, head: Buffer, host: string, addresses: Resolved, port: number) => {
+    const upstream = connect({ host, port, lookup: fixedLookup(addresses) as never }, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
@@ -94,7 +244,7 @@ export async function startEgressProxy(input: {
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
-  });
+  };
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

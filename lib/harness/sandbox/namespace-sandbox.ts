@@ -263,6 +263,8 @@ export class NamespaceSandboxSession implements SandboxSession {
   private plan: CommandPlan | undefined;
   private base: BaseSystem | undefined;
   private staged: StagedSources | undefined;
+  /** The attempt's /tmp folder with links resolved (where the git log must really be). */
+  private tmpReal: string | undefined;
   /** Read-only binds of the environment and the provider (host source at target), for the observations. */
   private shownPaths: string[] = [];
   private environmentUsed: SandboxEnvironment | undefined;
@@ -358,8 +360,8 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.environmentUsed = await environment;
     await network;
     this.plan = await this.buildPlan(this.environmentUsed);
-    // One command proves the sandbox starts (binds exist, bubblewrap works) before the agent's first command.
-    const probe = await this.run('exit 0', {}, true);
+    // One command proves the sandbox starts (every bind exists, bubblewrap works) before the agent's first command.
+    const probe = await this.run('exit 0', {}, false);
     if (probe.exitCode !== 0) throw new SandboxSetupError(`sandbox command failed to start: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
   }
 
@@ -664,7 +666,8 @@ export class NamespaceSandboxSession implements SandboxSession {
     if (!tmp) return;
     const file = join(tmp, '.flywheel', 'git.log');
     const real = await realpath(file).catch(() => undefined);
-    if (real !== file) return;
+    this.tmpReal ??= await realpath(tmp);
+    if (real !== join(this.tmpReal, '.flywheel', 'git.log')) return;
     const handle = await open(file, fsConstants.O_RDWR | fsConstants.O_NOFOLLOW).catch(() => undefined);
     if (!handle) return;
     try {

@@ -71,7 +71,8 @@ export function sandboxCommand(plan: CommandPlan, run: { command: string; cwd: s
     else if (m.op === 'dir') bwrap.push('--dir', m.target);
     else if (!m.agentOnly || !run.internal) bwrap.push(m.op === 'bind' ? '--bind' : '--ro-bind', m.source, m.target);
   }
-  bwrap.push('--chdir', run.cwd, '--seccomp', '3', '--', '/bin/bash', '-c', run.command);
+  // Last: the root tmpfs itself read-only (what is writable is the workspace, /tmp and /dev's own tmpfs).
+  bwrap.push('--remount-ro', '/', '--chdir', run.cwd, '--seccomp', '3', '--', '/bin/bash', '-c', run.command);
 
   const enter = plan.netns || plan.mountns ? ['/usr/bin/nsenter', ...(plan.mountns ? [`--mount=${plan.mountns}`] : []), ...(plan.netns ? [`--net=${plan.netns}`] : []), '--'] : [];
   const drop = ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--'];

@@ -141,6 +141,14 @@ export interface SandboxSession {
   observations(): SandboxObservation[];
   /** Strict mode: re-audits the workspace repository after the agent ran (see `HistoryReaudit`). Lenient: undefined. */
   reaudit?(): Promise<HistoryReaudit | undefined>;
+  /**
+   * The task environment this session's commands run against, once it is resolved (set by `open`): its `id` and, when
+   * the resolver read them, the manifests of its layers (`CachedSandboxEnvironment.manifests`, each an
+   * `EnvironmentManifest`: `kind`, `key`, `removed`, `notes`, …). The attempt record keeps its key facts. Optional:
+   * a session without it records no environment. (Not named `environment`: `NamespaceSandboxSession` has a private
+   * method of that name.)
+   */
+  readonly taskEnvironment?: { id: string; manifests?: unknown[] };
   /** Restores git history byte for byte (strict mode), stops the proxy, removes the copy. Idempotent. */
   close(): Promise<void>;
 }

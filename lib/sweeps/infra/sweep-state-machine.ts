@@ -10,7 +10,8 @@ import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
-import { SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
+import { ROLLOUT_JOB_DEFINITION_VARIABLE, SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
+import type { JobImage } from '../../compute/infra/job-image.ts';
 import { sweepStateMachineName } from '../../registry/infra/grant-sweep-executions.ts';
 import { nagResourceLabel } from './nag-resource-label.ts';
 
@@ -24,6 +25,11 @@ export interface SweepStateMachineProps {
   environment: Record<string, string>;
   gpuJobQueueArn: string;
   rolloutJobDefinitionArn: string;
+  /**
+   * The rollout image (`lib/compute/infra/job-image.ts`): plan-shards registers its clones per environment image and
+   * the state machine submits shards to them.
+   */
+  rollout: Pick<JobImage, 'imageDefinitionArns' | 'grantRegisterImageDefinitions'>;
 }
 
 /** How long each step's Lambda may run: aggregation reads a shard's attempt records; the rest are a few writes. */
@@ -42,7 +48,8 @@ const STEP_TIMEOUT_SECONDS: Record<SweepStepName, number> = {
  * functions and the compute stack's GPU queue and rollout job definition, one house function per step
  * (`functions/sweeps/<step>.ts`), logs of every event to CloudWatch and X-Ray tracing.
  *
- * The role can invoke the seven step functions; submit to the one queue with the one job definition; describe and
+ * The role can invoke the seven step functions; submit to the one queue with the rollout job definition and its
+ * clones per environment image (which only the plan-shards function may register); describe and
  * terminate jobs and manage the rule Step Functions uses to wait on Batch (`.sync`); and start, describe, stop and
  * redrive the child executions of its own Distributed Map.
  *
@@ -83,6 +90,27 @@ export class SweepStateMachine extends Construct {
       }),
     ) as Record<SweepStepName, FlywheelFunction>;
 
+    // plan-shards registers the rollout definition's clone for each environment image its tasks name (the shard's
+    // ShardRef.jobDefinition); nothing else of the sweep registers, tags or passes roles.
+    const plan = this.steps['plan-shards'];
+    plan.fn.addEnvironment(ROLLOUT_JOB_DEFINITION_VARIABLE, props.rolloutJobDefinitionArn);
+    const { imageDefinitionArns } = props.rollout.grantRegisterImageDefinitions(plan.role);
+    const planPolicy = plan.role.node.tryFindChild('DefaultPolicy');
+    if (planPolicy) {
+      Validations.of(planPolicy).acknowledge(
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            'batch:DescribeJobDefinitions supports no resource-level permission (plan-shards looks up the rollout definition and its clones per environment image); X-Ray likewise. Every other statement names its resources.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, imageDefinitionArns)}]`,
+          reason:
+            "plan-shards registers (and tags while registering) one clone of the rollout job definition per task environment image, named <rollout definition>-env-<hash of the image> by the driver at run time: granted on those names of this stage's rollout definition only; iam:PassRole names the rollout job and execution roles exactly.",
+        },
+      );
+    }
+
     const definition = sweepDefinition({
       functions: Object.fromEntries(SWEEP_STEP_NAMES.map((step) => [step, this.steps[step].fn.functionArn])) as Record<SweepStepName, string>,
       gpuJobQueue: props.gpuJobQueueArn,
@@ -104,8 +132,9 @@ export class SweepStateMachine extends Construct {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: SWEEP_STEP_NAMES.map((step) => this.steps[step].fn.functionArn) }),
     );
+    // The rollout definition, and its clones per environment image that plan-shards registered (ShardRef.jobDefinition).
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, props.rolloutJobDefinitionArn] }),
+      new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, props.rolloutJobDefinitionArn, imageDefinitionArns] }),
     );
     // DescribeJobs takes no resource; TerminateJob (Step Functions stops the .sync job with it) is granted on job ARNs
     // of this account and region only. Job ids are Batch's, so the ARN cannot name one job ahead of time.
@@ -154,6 +183,11 @@ export class SweepStateMachine extends Construct {
           id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
           reason:
             'Step Functions stops the .sync Batch job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region (no job queue, definition or other resource).',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, imageDefinitionArns)}]`,
+          reason:
+            "A shard whose tasks name an environment image is submitted under the rollout definition's clone for that image (<rollout definition>-env-<hash>, registered by plan-shards at run time): SubmitJob is granted on those clones of this stage's rollout definition, with the one GPU queue.",
         },
         {
           id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, childExecutions)}]`,

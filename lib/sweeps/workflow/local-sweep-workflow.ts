@@ -10,7 +10,7 @@
 import type { LocalWorkflowSpec } from '../../drivers/local/local-workflows.ts';
 import type { JobsPort } from '../../ports/jobs.ts';
 import { sweepDefinition, type SweepDefinitionArns, type SweepDefinitionOptions } from './sweep.asl.ts';
-import { SWEEP_STEP_NAMES, type SweepStepName, type SweepStepPorts, type SweepSteps } from './sweep-steps.ts';
+import { SWEEP_STEP_NAMES, type ImageJobDefinitions, type SweepStepName, type SweepStepPorts, type SweepSteps } from './sweep-steps.ts';
 
 /** The job definition name the rollout image is known by (on Batch: the job definition `rollout` of the stage). */
 export const ROLLOUT_JOB_DEFINITION = 'rollout';
@@ -36,10 +36,21 @@ export interface LocalSweepWorkflowOptions {
   definition?: SweepDefinitionOptions;
 }
 
+/**
+ * The job definitions of environment images locally: the rollout definition for every image. The local jobs driver
+ * runs no images (the harness builds each task's cached environment instead), so a shard in an image takes the
+ * `SubmitShardJobInImage` path of the definition and runs as the rollout process, as on AWS it would run in the image.
+ */
+export function localImageDefinitions(): ImageJobDefinitions {
+  const rollout = localSweepArns().rolloutJobDefinition;
+  return { forImage: async () => rollout };
+}
+
 export function localSweepWorkflow(options: LocalSweepWorkflowOptions): LocalWorkflowSpec {
   const arns = localSweepArns();
+  const ports: SweepStepPorts = { ...options.ports, imageDefinitions: options.ports.imageDefinitions ?? localImageDefinitions() };
   const lambdas = Object.fromEntries(
-    SWEEP_STEP_NAMES.map((step) => [arns.functions[step], (payload: unknown) => options.steps[step](options.ports, payload as never)]),
+    SWEEP_STEP_NAMES.map((step) => [arns.functions[step], (payload: unknown) => options.steps[step](ports, payload as never)]),
   );
   return {
     definition: sweepDefinition(arns, options.definition),

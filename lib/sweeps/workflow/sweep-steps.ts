@@ -19,7 +19,8 @@
  *   validate-sweep(SweepExecutionInput)        → $.sweep  : ValidatedSweep
  *   plan-shards({ sweepId })                   → $.plan   : ShardPlan
  *   Map over $.plan.shards (ShardRef), per item:
- *     Batch submitJob.sync (array job, env, GPUs from ShardRef) → $.job : { jobId, status }
+ *     Batch submitJob.sync (array job, env, GPUs from ShardRef; the rollout definition, or the ShardRef's
+ *       jobDefinition for a shard run in an environment image) → $.job : { jobId, status }
  *     aggregate-shard({ sweepId, shard, job })                  → item output: ShardOutcome (succeeded)
  *     on any error (caught inside the iteration):
  *     record-shard-failure({ sweepId, shard, error })           → item output: ShardOutcome (failed)
@@ -106,6 +107,14 @@ export interface ShardRef {
    * to send endpoint shards to the CPU queue with a GPU-less job definition, not a 0 here).
    */
   gpus: number;
+  /**
+   * Present when the shard's tasks name an environment image (`task.environment.image`; the shard spec's
+   * `environmentImage`): the job definition the Batch task submits the shard under instead of the rollout
+   * definition (`SubmitShardJobInImage`, `JobDefinition.$`). On AWS the ARN of the rollout definition's clone for
+   * that image, which plan-shards registered (`SweepStepPorts.imageDefinitions`); locally the rollout definition
+   * itself (the local jobs driver runs no images). Absent: the rollout definition.
+   */
+  jobDefinition?: string;
   /** Present (true) when an earlier run of this sweep id aggregated the shard: the Map keeps it and submits no job. */
   done?: true;
 }
@@ -199,6 +208,21 @@ export interface SweepStepPorts {
   blobs: BlobsPort;
   events: EventsPort;
   now: () => Date;
+  /**
+   * The job definitions of environment images (plan-shards): a sweep over tasks that name an image needs it, one
+   * without does not. On AWS `BatchImageDefinitions` over the rollout definition (the plan-shards Lambda's
+   * `ROLLOUT_JOB_DEFINITION_VARIABLE`); locally the rollout definition for every image.
+   */
+  imageDefinitions?: ImageJobDefinitions;
+}
+
+/** The plan-shards Lambda's variable naming the rollout job definition (ARN) whose clones run environment images. */
+export const ROLLOUT_JOB_DEFINITION_VARIABLE = 'FLYWHEEL_ROLLOUT_JOB_DEFINITION';
+
+/** Where plan-shards gets the job definition a shard whose tasks name `image` is submitted under. */
+export interface ImageJobDefinitions {
+  /** The job definition (an ARN on AWS) that runs the rollout command in `image`, registered first when needed. */
+  forImage(image: string): Promise<string>;
 }
 
 export interface SweepStepIo {

@@ -8,7 +8,8 @@
  * ValidateSweep → PlanShards → ChooseMapMode ─┬─ ≤ INLINE_MAP_MAX_SHARDS → RunShardsInline ──────┬→ CompareIncumbent
  *                                             └─ more                    → RunShardsDistributed ─┘   → CheckSaturation → Notify
  * each Map iteration: IsShardDone ─┬─ done in an earlier run of this sweep id → KeepShardResult   (no job)
- *                                   └─ SubmitShardJob (Batch array job, .sync) → AggregateShard
+ *                                   ├─ tasks in an environment image → SubmitShardJobInImage ─┐ (its job definition)
+ *                                   └─ SubmitShardJob (Batch array job, .sync, rollout definition) ─┴→ AggregateShard
  *                     any error of either (after retries) → RecordShardFailure   (the iteration still succeeds)
  * ```
  *
@@ -40,7 +41,10 @@ export interface SweepDefinitionArns {
   functions: Record<SweepStepName, string>;
   /** The GPU pool's fair-share job queue. */
   gpuJobQueue: string;
-  /** The rollout image's job definition. */
+  /**
+   * The rollout image's job definition. A shard in an environment image is submitted under its ShardRef's
+   * `jobDefinition` instead (a clone of this one, `<name>-env-<hash>`).
+   */
   rolloutJobDefinition: string;
 }
 
@@ -148,16 +152,47 @@ export function sweepDefinition(arns: SweepDefinitionArns, options: SweepDefinit
     const isDone = `IsShardDone${suffix}`;
     const keep = `KeepShardResult${suffix}`;
     const submit = `SubmitShardJob${suffix}`;
+    const submitInImage = `SubmitShardJobInImage${suffix}`;
     const aggregate = `AggregateShard${suffix}`;
     const failure = `RecordShardFailure${suffix}`;
     const catchAll = [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: failure }];
+    /** The shard's Batch array job under the given job definition (a fixed ARN, or a path into the item). */
+    const batchTask = (comment: string, jobDefinition: AslState): AslState => ({
+      Type: 'Task',
+      Comment: comment,
+      Resource: 'arn:aws:states:::batch:submitJob.sync',
+      Parameters: {
+        'JobName.$': "States.Format('{}-{}', $.sweepId, $.shard.shardId)",
+        JobQueue: arns.gpuJobQueue,
+        ...jobDefinition,
+        ShareIdentifier: SWEEP_SHARE_IDENTIFIER,
+        ArrayProperties: { 'Size.$': '$.shard.arraySize' },
+        ContainerOverrides: {
+          Environment: Object.entries(SHARD_JOB_ENVIRONMENT).map(([name, path]) => ({ Name: name, 'Value.$': path })),
+          ResourceRequirements: SHARD_JOB_RESOURCES.map((r) => ({ ...r })),
+        },
+      },
+      TimeoutSeconds: SHARD_JOB_TIMEOUT_SECONDS,
+      // DescribeJobs' whole job description comes back; keep its id and status only (keys, not bodies).
+      ResultSelector: { 'jobId.$': '$.JobId', 'status.$': '$.Status' },
+      ResultPath: '$.job',
+      // First match wins: a refused submission is not retried (States.TaskFailed would match it too), a throttled
+      // one backs off, a failed job runs once more.
+      Retry: [noRetry(BATCH_CLIENT_ERRORS), retrier(BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY), retrier(['States.TaskFailed'], BATCH_JOB_RETRY)],
+      Catch: catchAll,
+      Next: aggregate,
+    });
     return {
       StartAt: isDone,
       States: {
         [isDone]: {
           Type: 'Choice',
-          Comment: 'A shard an earlier run of this sweep id aggregated (plan-shards sets done) submits no job',
-          Choices: [{ Variable: '$.shard.done', IsPresent: true, Next: keep }],
+          Comment:
+            'A shard an earlier run of this sweep id aggregated (plan-shards sets done) submits no job; a shard whose tasks name an environment image is submitted under the job definition plan-shards gave it',
+          Choices: [
+            { Variable: '$.shard.done', IsPresent: true, Next: keep },
+            { Variable: '$.shard.jobDefinition', IsPresent: true, Next: submitInImage },
+          ],
           Default: submit,
         },
         [keep]: {
@@ -166,31 +201,11 @@ export function sweepDefinition(arns: SweepDefinitionArns, options: SweepDefinit
           Parameters: { 'shardId.$': '$.shard.shardId', status: 'succeeded', kept: true },
           End: true,
         },
-        [submit]: {
-          Type: 'Task',
-          Comment: 'One Batch array job per shard, on the GPU queue under the evaluation share; waits for it (.sync)',
-          Resource: 'arn:aws:states:::batch:submitJob.sync',
-          Parameters: {
-            'JobName.$': "States.Format('{}-{}', $.sweepId, $.shard.shardId)",
-            JobQueue: arns.gpuJobQueue,
-            JobDefinition: arns.rolloutJobDefinition,
-            ShareIdentifier: SWEEP_SHARE_IDENTIFIER,
-            ArrayProperties: { 'Size.$': '$.shard.arraySize' },
-            ContainerOverrides: {
-              Environment: Object.entries(SHARD_JOB_ENVIRONMENT).map(([name, path]) => ({ Name: name, 'Value.$': path })),
-              ResourceRequirements: SHARD_JOB_RESOURCES.map((r) => ({ ...r })),
-            },
-          },
-          TimeoutSeconds: SHARD_JOB_TIMEOUT_SECONDS,
-          // DescribeJobs' whole job description comes back; keep its id and status only (keys, not bodies).
-          ResultSelector: { 'jobId.$': '$.JobId', 'status.$': '$.Status' },
-          ResultPath: '$.job',
-          // First match wins: a refused submission is not retried (States.TaskFailed would match it too), a throttled
-          // one backs off, a failed job runs once more.
-          Retry: [noRetry(BATCH_CLIENT_ERRORS), retrier(BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY), retrier(['States.TaskFailed'], BATCH_JOB_RETRY)],
-          Catch: catchAll,
-          Next: aggregate,
-        },
+        [submit]: batchTask('One Batch array job per shard, on the GPU queue under the evaluation share; waits for it (.sync)', { JobDefinition: arns.rolloutJobDefinition }),
+        [submitInImage]: batchTask(
+          "The same job for a shard whose tasks name an environment image, under that image's job definition (the ShardRef's, registered by plan-shards)",
+          { 'JobDefinition.$': '$.shard.jobDefinition' },
+        ),
         [aggregate]: lambda(
           'aggregate-shard',
           { 'sweepId.$': '$.sweepId', 'shard.$': '$.shard', 'job.$': '$.job' },

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { evalAttemptId, getAttemptRecord } from '../../../lib/harness/attempt/attempt-record.ts';
+import { environmentFacts, evalAttemptId, getAttemptRecord } from '../../../lib/harness/attempt/attempt-record.ts';
 import { harnessGrader } from '../../../lib/harness/attempt/harness-grader.ts';
 import { runAttempt } from '../../../lib/harness/attempt/run-attempt.ts';
 import { loadSuite } from '../../../lib/harness/eval/load-suite.ts';
 import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
+import type { SandboxProvider, SandboxSession } from '../../../lib/harness/sandbox/sandbox.ts';
 import { loadTrajectory } from '../../../lib/harness/trajectory/store-trajectory.ts';
 import { openAiCompatibleModel } from '../../../lib/models/openai-compatible.ts';
 import { startScriptedModelServer, type Script, type ScriptedModelServer } from '../../support/scripted-model-server.ts';
@@ -35,7 +36,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function attempt(script: Script, overrides: Parameters<typeof makeCalcSuite>[1] = {}, options: { graded?: boolean; mode?: 'strict' | 'lenient' } = {}) {
+async function attempt(script: Script, overrides: Parameters<typeof makeCalcSuite>[1] = {}, options: { graded?: boolean; mode?: 'strict' | 'lenient'; agentProvider?: SandboxProvider } = {}) {
   const n = 0;
   repoDir = makeCalcSuite(root, overrides).repoDir;
   const [suiteTask] = await loadSuite(join(root, 'suite'));
@@ -48,7 +49,7 @@ async function attempt(script: Script, overrides: Parameters<typeof makeCalcSuit
     sourceDir: suiteTask!.sourceDir,
     mode: options.mode ?? 'strict',
     model,
-    provider,
+    provider: options.agentProvider ?? provider,
     ports,
     attemptId: evalAttemptId('r1', suiteTask!.task.id, options.mode ?? 'strict', n),
     ...(options.graded === false ? {} : { grade: harnessGrader({ provider, blobs: ports.blobs }) }),
@@ -121,6 +122,58 @@ describe('runAttempt in the strict namespace sandbox, graded by gradeAttempt', (
     expect(record.status).toBe('ungraded');
     expect(record.grade).toBeUndefined();
     expect(new TextDecoder().decode(await ports.blobs.get(record.diffKey!))).toContain('+    return a + b');
+  });
+
+  it('the record names the task environment the sandbox says its commands ran against (id, layer keys, removed packages, notes)', async () => {
+    const manifest = {
+      schemaVersion: 1,
+      kind: 'python',
+      key: 'python-3f1c0a',
+      recipeVersion: 2,
+      target: '/opt/flywheel/python-env',
+      toolchain: { version: '3.11.7' },
+      packageSource: { index: 'https://pypi.org/simple' },
+      inputs: ['requirements.txt'],
+      requested: ['requests==2.32.3'],
+      skipped: [],
+      project: { names: ['calc'], topLevel: ['calc'] },
+      installed: [{ name: 'requests', version: '2.32.3' }],
+      removed: [{ name: 'calc', version: '1.0.0', path: 'lib/python3.11/site-packages/calc', reason: 'provides the import package calc' }],
+      notes: ['pytest 9.9 is not on the index: installed 8.3.4'],
+      builtAt: '2026-12-03T00:00:00.000Z',
+      buildMs: 1234,
+    };
+    const taskEnvironment = { id: 'env-9a8b7c', manifests: [manifest, 'not a manifest', { kind: 'node', key: 'node-55aa', removed: [{ name: 'x' }], notes: [3, 'kept'] }] };
+    // The sandbox the agent runs in says which environment it resolved (`SandboxSession.taskEnvironment`).
+    const agentProvider: SandboxProvider = {
+      open: async (spec) => {
+        const s = await provider.open(spec);
+        const session: SandboxSession = {
+          workdir: s.workdir,
+          mode: s.mode,
+          exec: (command, opts) => s.exec(command, opts),
+          diff: () => s.diff(),
+          observations: () => s.observations(),
+          ...(s.reaudit ? { reaudit: () => s.reaudit!() } : {}),
+          close: () => s.close(),
+          taskEnvironment,
+        };
+        return session;
+      },
+    };
+    const record = await attempt(CORRECT_FIX, {}, { agentProvider });
+    expect(record.status).toBe('passed');
+    const expected = {
+      id: 'env-9a8b7c',
+      layers: [
+        { kind: 'python', key: 'python-3f1c0a', removed: [{ name: 'calc', version: '1.0.0', path: 'lib/python3.11/site-packages/calc', reason: 'provides the import package calc' }], notes: ['pytest 9.9 is not on the index: installed 8.3.4'] },
+        { kind: 'node', key: 'node-55aa', removed: [{ name: 'x', version: '' }], notes: ['kept'] },
+      ],
+    };
+    expect(record.environment).toEqual(expected);
+    expect((await getAttemptRecord(ports.records, 'r1', 'calc/add', 'strict', 0))?.environment).toEqual(expected);
+    // Without manifests only the id; a session without the property records none (environmentFacts is not asked).
+    expect(environmentFacts({ id: 'env-1' })).toEqual({ id: 'env-1', layers: [] });
   });
 
   it('a sandbox that cannot open is an infrastructure error (sandbox)', async () => {

@@ -460,6 +460,10 @@ python3 -c "import ${pkg}; print('add(2, 3) =', ${pkg}.add(2, 3))"; git status -
       expect(a.diff).not.toMatch(FIX_IN_DIFF);
       expectNotPassed(a);
       expect((a.record.grade?.['perTest'] as Record<string, string>)['tests/test_calc.py::test_add']).not.toBe('passed');
+      // Grading never applied the .pyc (recorded), and flags it: it would stand in for the source module.
+      expect(a.record.grade?.['dropped']).toEqual([expect.objectContaining({ kind: 'bytecode', shadows: `${a.py.pkg}/__init__.py`, pyc: 'unchecked-hash', shadowing: true })]);
+      expect(flagKinds(a.record)).toContain('runner-shadowing');
+      expectIntegrityFailure(a, /integrity-flag: runner-shadowing \S+\/__pycache__\/__init__\.cpython-\d+\.pyc/);
     },
     ATTEMPT_TIMEOUT_MS,
   );

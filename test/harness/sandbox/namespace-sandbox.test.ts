@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, readdirSync, e
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NamespaceSandboxProvider, SandboxSetupError } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
+import { DEFAULT_LIMITS, NamespaceSandboxProvider, SandboxSetupError } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import type { SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
 import { processesWith, whileRunning } from '../conformance/sandbox.conformance.ts';
 import { ANSWER, hashTree, makeHistoryRepo, type HistoryRepo } from './history-repo.ts';
@@ -159,6 +159,11 @@ describe('namespace sandbox', () => {
       expect(/^Uid:\s+(.*)$/m.exec(seen.status)![1]!.split(/\s+/)).toEqual([String(uid), String(uid), String(uid), String(uid)]);
       for (const dir of cgroups) expect(seen.cgroup).toContain(dir.split('/').at(-1));
       for (const dir of cgroups) expect(existsSync(dir)).toBe(true);
+      // The attempt's limits, with the defaults: 4 GiB of memory, 512 processes, 2 CPUs of bandwidth.
+      const read = (file: string) => cgroups.map((d) => join(d, file)).filter((f) => existsSync(f)).map((f) => readFileSync(f, 'utf8').trim())[0];
+      expect(read('memory.limit_in_bytes') ?? read('memory.max')).toBe(String(DEFAULT_LIMITS.memoryBytes));
+      expect(read('pids.max')).toBe(String(DEFAULT_LIMITS.processes));
+      expect(read('cpu.cfs_quota_us') ?? read('cpu.max')?.split(' ')[0]).toBe(String(DEFAULT_LIMITS.cpus * 100_000));
     } finally {
       await s.close();
     }
@@ -211,6 +216,20 @@ describe('namespace sandbox', () => {
       expect(patch).toContain('README.md');
       expect(patch).not.toContain('node_modules');
       expect((await s.reaudit())?.ok).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the git log the harness reads back is never followed out of the attempt (a link to a host file stays untouched)', async () => {
+    const victim = join(work, 'victim.txt');
+    writeFileSync(victim, 'host file: must not be read or truncated\n');
+    const s = await provider.open(spec());
+    try {
+      await s.exec(`rm -f /tmp/.flywheel/git.log && ln -s ${victim} /tmp/.flywheel/git.log && git log --oneline`);
+      await s.exec(`rm -rf /tmp/.flywheel && ln -s ${work} /tmp/.flywheel && git log --oneline`);
+      expect(readFileSync(victim, 'utf8')).toBe('host file: must not be read or truncated\n');
+      expect(JSON.stringify(s.observations())).not.toContain('must not be read');
     } finally {
       await s.close();
     }
