@@ -5,7 +5,8 @@
  * image, and one (`image` undefined) for the tasks that run in the rollout image with their cached environment.
  *
  * @example
- * for (const { image, tasks } of groupTasksByImage(suite)) await runEvalOnJobs({ ..., taskIds: tasks.map((t) => t.task.id), ...(image ? { image } : {}) });
+ * for (const { image, tasks } of groupTasksByImage(suite)) console.log(image ?? 'rollout image', tasks.length);
+ * // runEvalOnJobsPerImage (`flywheel eval run --jobs`) and plan-shards (sweeps) run one job per group.
  */
 import type { Task } from '../harness/task/task-schema.ts';
 

@@ -11,6 +11,9 @@
  * children resume from their records). The same run id with another suite, model, mode, attempts or shard count is
  * refused (`Flywheel.ValidationError`): it would deal the tasks to other children.
  *
+ * Tasks that name environment images run as one such job per image (`runEvalOnJobsPerImage`, below): a job runs in
+ * one image.
+ *
  * @example
  * const results = await runEvalOnJobs({ runId: 'nightly-1', suiteDir: '/abs/tasks', taskIds, model: 'openai:m@http://…/v1',
  *   modelId: 'm', mode: 'strict', attempts: 2, concurrency: 1, maxTries: 3, retryDelayMs: 2000, shards: 4, ports, jobs });

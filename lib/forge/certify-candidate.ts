@@ -348,7 +348,10 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
     const oracleTask: Task = fast ? { ...task, testCommand: fillFilter(filter, failFiles), passToPass: [], metadata: { ...task.metadata, expectedTestCount: 0 } } : task;
     const runs = identical && !fast ? 1 : spec.k;
     for (let i = 0; i < runs; i++) {
-      const grade = await gradeAttempt({ task: oracleTask, sourceDir: repoDir, baseCommit: repoCommit, diff: referencePatch, attemptId: `forge-oracle-${randomUUID()}`, runTests, timeoutMs });
+      // strict: false — the reference patch is trusted, and in a repository that is itself a pytest plugin its source
+      // legitimately adds hooks and `_pytest` imports, which strict grading would fail as runner patching. Lenient
+      // grading still records those flags, and the result stream's own tamper checks still fail it.
+      const grade = await gradeAttempt({ task: oracleTask, sourceDir: repoDir, baseCommit: repoCommit, diff: referencePatch, attemptId: `forge-oracle-${randomUUID()}`, runTests, timeoutMs, strict: false });
       logs.push(`oracle run ${i + 1}${fast ? ` (failing tests' files: ${failFiles.join(' ')})` : ' (full suite)'}: ${grade.passed ? 'passed' : `FAILED: ${grade.reasons.slice(0, 3).join('; ')}`} (${grade.durationMs} ms)`);
       if (!grade.passed) {
         timings.oracleMs = Date.now() - oracleStart;

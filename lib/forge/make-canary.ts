@@ -75,7 +75,9 @@ export async function makeCanary(input: { task: Task; repoDir: string; provider:
       metadata: { ...task.metadata, canary: { of: task.id, file: path, line: inverted.line } },
     });
     const runTests = forgeTestRunner(input.provider, { ...(input.spec.setupCommand ? { setupCommand: input.spec.setupCommand } : {}), networkAllowList: input.spec.networkAllowList, env: input.spec.env });
-    const grade = await gradeAttempt({ task: canary, sourceDir: input.repoDir, diff: task.goldPatch ?? '', attemptId: `forge-canary-${randomUUID()}`, runTests });
+    // strict: false — the gold patch is trusted: it must fail the canary for the inverted assertion, not for the
+    // runner-patching flags a pytest-plugin repository's own hooks would raise in strict grading.
+    const grade = await gradeAttempt({ task: canary, sourceDir: input.repoDir, diff: task.goldPatch ?? '', attemptId: `forge-canary-${randomUUID()}`, runTests, strict: false });
     const log = `canary of ${task.id}: inverted ${path}:${inverted.line}; reference patch ${grade.passed ? 'PASSES (not a canary)' : `fails as it must (${grade.reasons[0]})`}`;
     if (!grade.passed) return { ok: true, task: canary, log };
   }

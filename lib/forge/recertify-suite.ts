@@ -63,7 +63,9 @@ export async function recheckTask(input: { task: Task; repoDir: string; provider
   }
   const runTests = forgeTestRunner(provider, { ...(task.setupCommand ? { setupCommand: task.setupCommand } : {}), networkAllowList: task.networkAllowList });
   for (let i = 0; i < input.k; i++) {
-    const grade = await gradeAttempt({ task, sourceDir: repoDir, ...(commit ? { baseCommit: commit } : {}), diff: task.goldPatch ?? '', attemptId: `forge-recertify-${randomUUID()}`, runTests, timeoutMs: input.timeoutMs });
+    // strict: false — the gold patch is the trusted oracle; in a pytest-plugin repository its hooks and `_pytest`
+    // imports are the project's own code, not tampering (flags are still recorded; stream tampering still fails it).
+    const grade = await gradeAttempt({ task, sourceDir: repoDir, ...(commit ? { baseCommit: commit } : {}), diff: task.goldPatch ?? '', attemptId: `forge-recertify-${randomUUID()}`, runTests, timeoutMs: input.timeoutMs, strict: false });
     if (!grade.passed) return `oracle-failed: run ${i + 1}: ${grade.reasons.slice(0, 2).join('; ')}`;
   }
   return undefined;

@@ -4,7 +4,7 @@ import { FlywheelError, ValidationError } from '../errors.ts';
 import { forEachLimited } from '../feedback/for-each-limited.ts';
 import { loadSuite, localSourceDir } from '../harness/eval/load-suite.ts';
 import { isRemoteGitUrl } from '../harness/task/prepare-task-source.ts';
-import { parseTask, type Task } from '../harness/task/task-schema.ts';
+import type { Task } from '../harness/task/task-schema.ts';
 import { getCheckpoint } from '../registry/get-checkpoint.ts';
 import { getSuite } from '../registry/get-suite.ts';
 import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
@@ -217,11 +217,19 @@ interface SuiteTaskKey {
   image?: string;
 }
 
-/** Reads a task blob for its environment image (blob suites and forged tasks: the task JSON is only in the blob). */
-async function imageOfTaskBlob(ports: SweepStepPorts, suite: string, id: string, key: string): Promise<string | undefined> {
+/**
+ * The environment image a task blob names (blob suites and forged tasks: the task JSON is only in the blob). A blob
+ * that is missing or not task JSON names none here: the job reading it fails that shard, as it always did.
+ */
+async function imageOfTaskBlob(ports: SweepStepPorts, key: string): Promise<string | undefined> {
   const bytes = await ports.blobs.get(key);
-  if (!bytes) throw new ValidationError(`suite ${suite}: task ${id}: no task blob ${key}`, [{ path: 'taskIds', message: `${id}: missing blob` }]);
-  return parseTask(JSON.parse(new TextDecoder().decode(bytes)), key).environment?.image;
+  if (!bytes) return undefined;
+  try {
+    const image = (JSON.parse(new TextDecoder().decode(bytes)) as { environment?: { image?: unknown } } | null)?.environment?.image;
+    return typeof image === 'string' ? image : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Task id → blob key of its task JSON and its environment image, for every live task of the suite. */
@@ -234,7 +242,7 @@ async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite
     out.set(id, { key, ...(task.environment?.image ? { image: task.environment.image } : {}) });
   };
   const stored = async (id: string, key: string) => {
-    const image = await imageOfTaskBlob(ports, suite.id, id, key);
+    const image = await imageOfTaskBlob(ports, key);
     out.set(id, { key, ...(image ? { image } : {}) });
   };
   if (source.kind === 'blobs') {

@@ -18,8 +18,9 @@
  *   `FLYWHEEL_ENVIRONMENT_IMAGE` set: `<definition>-env-<sha256(image), 16 hex>`, registered (RegisterJobDefinition)
  *   only when no ACTIVE revision of that name already runs this image cloned from this base revision (tag
  *   `flywheel:base-definition`), so repeated submissions reuse it and a new deployment of the base definition
- *   re-clones once. The job is tagged `flywheel:environment-image`. Needs batch:RegisterJobDefinition (and
- *   iam:PassRole on the definition's job and execution roles) besides SubmitJob.
+ *   re-clones once. The job is tagged `flywheel:environment-image`. Needs batch:RegisterJobDefinition,
+ *   batch:TagResource and batch:DescribeJobDefinitions (and iam:PassRole on the definition's job and execution
+ *   roles) besides SubmitJob. `BatchImageDefinitions` is that logic alone (the sweep's plan-shards registers with it).
  * - **Idempotency.** Batch has no client token, and ListJobs cannot filter by tag (only by name, definition and
  *   creation time, and only eventually consistently), so two racing submits could not see each other there.
  *   Instead the token claims a record (`JOBTOKEN#<token>`) with a conditional put before SubmitJob, and the record

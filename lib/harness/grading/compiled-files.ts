@@ -13,14 +13,15 @@
  *   binary, a Cython build product beside its `.pyx`) is kept and applied as it is — it replaces no source, and
  *   dropping it could break a legitimate repository; the diff still names it for a reviewer.
  *
- * What is flagged (`runner-shadowing`, which fails strict grading) — only what would stand in for a source module:
+ * What is flagged (`runner-shadowing`, which fails strict grading) — only what the diff adds or changes that would
+ * stand in for a source module (deleting one the base has is no such thing):
  * an unchecked-hash `.pyc` in a `__pycache__` (Python loads it without looking at the source; an ordinary cache is
  * timestamp-based or checked-hash and is validated against the source, so an honest agent that ran its tests leaves
  * only harmless caches), a sourceless `.pyc`/`.pyo` beside its module's `.py`, and a shadowing extension module.
  * The graded run itself never reads a cache the tree holds either (see `pytest-stream.ts` and `gradingPrelude`).
  */
 import { inflateSync } from 'node:zlib';
-import { unquoteGitPath } from '../integrity/unified-diff.ts';
+import { parseUnifiedDiff, unquoteGitPath } from '../integrity/unified-diff.ts';
 
 export type CompiledKind = 'bytecode' | 'cache' | 'extension-module';
 
@@ -188,12 +189,14 @@ export function compiledFiles(diff: string, paths: readonly string[], sourceExis
     out.push({ path, kind, ...(shadows ? { shadows } : {}) });
   }
   const literals = binaryLiterals(diff, new Set(out.filter((d) => d.kind === 'bytecode').map((d) => d.path)));
+  // Deleting a compiled file the base has (a stale cache cleaned up) stands in for nothing.
+  const deleted = new Set(out.length > 0 ? parseUnifiedDiff(diff).filter((f) => f.status === 'deleted').map((f) => f.path) : []);
   for (const d of out) {
     if (d.kind === 'bytecode') {
       const content = literals.get(d.path);
       if (content) d.pyc = pycValidation(content);
     }
-    if (!d.shadows) continue;
+    if (!d.shadows || deleted.has(d.path)) continue;
     const inCache = d.path.split('/').includes('__pycache__');
     if (d.kind === 'extension-module') d.shadowing = true;
     else if (d.kind === 'bytecode' && !inCache) d.shadowing = true;

@@ -213,8 +213,7 @@ export class NamespaceSandboxProvider implements SandboxProvider {
       if (alive) continue;
       const cgroups = (await readFile(join(dir, 'cgroups'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
       await removeCgroupDirs(cgroups);
-      const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-      for (const m of [join(dir, 'ws'), join(dir, 'disk')]) if (mounts.includes(` ${m} `)) await unmount(m);
+      await unmountAll([join(dir, 'ws'), join(dir, 'disk')]);
       await rm(dir, { recursive: true, force: true });
       removed.push(id);
     }
@@ -250,6 +249,16 @@ async function bindMount(source: string, target: string): Promise<void> {
   await execFileAsync('mount', ['--bind', source, target]);
 }
 
+/** Unmounts those of `paths` that are mount points (the workspace before the disk under it), in one `umount`. */
+async function unmountAll(paths: string[]): Promise<void> {
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+  const mounted = paths.filter((m) => mounts.includes(` ${m} `));
+  if (mounted.length === 0) return;
+  await execFileAsync('umount', mounted).catch(async () => {
+    for (const m of mounted) await unmount(m);
+  });
+}
+
 export class NamespaceSandboxSession implements SandboxSession {
   readonly workdir: string;
   readonly mode: HarnessMode;
@@ -263,6 +272,8 @@ export class NamespaceSandboxSession implements SandboxSession {
   private plan: CommandPlan | undefined;
   private base: BaseSystem | undefined;
   private staged: StagedSources | undefined;
+  /** The sandbox's PATH (the environment's folders first). */
+  private pathDirs: string[] = [];
   /** The attempt's /tmp folder with links resolved (where the git log must really be). */
   private tmpReal: string | undefined;
   /** Read-only binds of the environment and the provider (host source at target), for the observations. */
@@ -283,11 +294,16 @@ export class NamespaceSandboxSession implements SandboxSession {
     workspaceMs: number;
     auditMs: number;
     networkMs: number;
-    /** The cgroup, the capped disk and the base system. */
+    /** The cgroup, the capped disk and the base system (in parallel with the layers). */
     isolationMs: number;
+    /** Resolving the task environment (in parallel with the workspace and the audit). */
     environmentMs: number;
+    /** Checking the environment, finding every git, staging unreachable bind sources. */
+    planMs: number;
+    /** The first command (`exit 0`), which proves the sandbox starts. */
+    probeMs: number;
     closeMs: number;
-  } = { layersMs: 0, workspaceMs: 0, auditMs: 0, networkMs: 0, isolationMs: 0, environmentMs: 0, closeMs: 0 };
+  } = { layersMs: 0, workspaceMs: 0, auditMs: 0, networkMs: 0, isolationMs: 0, environmentMs: 0, planMs: 0, probeMs: 0, closeMs: 0 };
 
   constructor(provider: NamespaceSandboxProvider, spec: SandboxSpec, attemptDir: string) {
     this.provider = provider;
@@ -346,23 +362,41 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.strategy = await this.provider.materialize(layers.lowers, this.disk!, this.workdir, this.limits.diskBytes);
     const t2 = Date.now();
     this.timings.workspaceMs = t2 - t1;
-    if (layers.strict) {
-      const audit = await auditHistory({
-        gitDir: join(this.workdir, '.git'),
-        tree: layers.tree,
-        rootCommit: layers.strict.rootCommit,
-        allowedObjects: layers.strict.allowedObjects,
-        fsck: this.provider.options.fsckAudit ?? true,
-      });
-      if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
-    }
-    this.timings.auditMs = Date.now() - t2;
-    this.environmentUsed = await environment;
+    // The audit, and (in parallel) the command plan and a first command that proves the sandbox starts; both
+    // before the network is waited for, which is the slowest step in strict mode.
+    const audited = background((async () => {
+      if (layers.strict) {
+        const audit = await auditHistory({
+          gitDir: join(this.workdir, '.git'),
+          tree: layers.tree,
+          rootCommit: layers.strict.rootCommit,
+          allowedObjects: layers.strict.allowedObjects,
+          fsck: this.provider.options.fsckAudit ?? true,
+        });
+        if (!audit.ok) throw new SandboxSetupError(`history audit failed: ${audit.problems.join('; ')}`, audit);
+      }
+      this.timings.auditMs = Date.now() - t2;
+    })(), false);
+    const planned = background(
+      (async () => {
+        this.environmentUsed = await environment;
+        const t3 = Date.now();
+        this.plan = await this.buildPlan(this.environmentUsed);
+        this.timings.planMs = Date.now() - t3;
+        // Every bind exists and bubblewrap works (run before the network namespace is joined: it only exits).
+        const probe = await this.run('exit 0', {}, false);
+        this.timings.probeMs = probe.durationMs;
+        if (probe.exitCode !== 0) throw new SandboxSetupError(`sandbox command failed to start: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
+      })(),
+    );
+    await Promise.all([audited, planned]);
     await network;
-    this.plan = await this.buildPlan(this.environmentUsed);
-    // One command proves the sandbox starts (every bind exists, bubblewrap works) before the agent's first command.
-    const probe = await this.run('exit 0', {}, false);
-    if (probe.exitCode !== 0) throw new SandboxSetupError(`sandbox command failed to start: ${(probe.stderr || probe.stdout).trim().slice(0, 500)}`);
+    // Now the forwarder's port and namespace are known: the proxy variables and the namespace to join.
+    this.plan = {
+      ...this.plan!,
+      env: this.environment(this.pathDirs, this.environmentUsed!),
+      ...(this.mode === 'strict' && this.forwarder?.pid ? { netns: `/proc/${this.forwarder.pid}/ns/net` } : {}),
+    };
   }
 
   /** The attempt's cgroup and capped disk, and the provider's base system. */
@@ -438,6 +472,7 @@ export class NamespaceSandboxSession implements SandboxSession {
       outputBinds.push({ source: real, target: b.target });
     }
     const pathDirs = [...new Set([...environment.pathDirs, ...this.exposed.binDirs, ...SYSTEM_PATH])];
+    this.pathDirs = pathDirs;
 
     // The order matters: /tmp before what may lie under it (the workspace, a toolchain in a checkout under /tmp),
     // masks after the binds they cover, the git shim last.
@@ -459,8 +494,8 @@ export class NamespaceSandboxSession implements SandboxSession {
       user: this.provider.user,
       seccompFile: base.seccompFile,
       mounts: mounts.map((m) => (m.op === 'bind' || m.op === 'ro-bind' ? { ...m, source: staged.path(m.source) } : m)),
+      // Completed once the network is up (the proxy's port); the namespace to join is added then too.
       env: this.environment(pathDirs, environment),
-      ...(this.mode === 'strict' && this.forwarder?.pid ? { netns: `/proc/${this.forwarder.pid}/ns/net` } : {}),
       ...(staged.mountNamespace ? { mountns: staged.mountNamespace } : {}),
       cgroupProcs: this.cgroup!.procsFiles,
       ...(this.spec.limits.cpuSeconds ? { cpuSeconds: this.spec.limits.cpuSeconds } : {}),
@@ -817,8 +852,7 @@ export class NamespaceSandboxSession implements SandboxSession {
     // Whatever still runs in the attempt's cgroup dies with it (before the disk it may be writing to goes).
     const cgroups = this.cgroup?.dirs ?? (await readFile(join(this.attemptDir, 'cgroups'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
     await removeCgroupDirs(cgroups);
-    const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-    for (const m of [this.workdir, join(this.attemptDir, 'disk')]) if (mounts.includes(` ${m} `)) await unmount(m);
+    await unmountAll([this.workdir, join(this.attemptDir, 'disk')]);
     await rm(this.attemptDir, { recursive: true, force: true });
     this.timings.closeMs = Date.now() - started;
   }

@@ -98,6 +98,20 @@ describe('compiled files: names and headers', () => {
     ]);
   });
 
+  it('deleting compiled files the base has is recorded, never flagged', async () => {
+    const stale = await makeRepo({ ...PY_FILES, 'calc/__init__.pyc': await compilePyc(CALC_FIXED, 'TIMESTAMP'), 'calc/__init__.abi3.so': Buffer.from('\x7fELF\0fake') });
+    try {
+      const diff = await agentDiff(stale.dir, stale.base, { 'calc/__init__.pyc': null, 'calc/__init__.abi3.so': null, 'calc/__init__.py': CALC_FIXED });
+      const dropped = compiledFiles(diff, ['calc/__init__.pyc', 'calc/__init__.abi3.so', 'calc/__init__.py'], (p) => p === 'calc/__init__.py');
+      expect(dropped).toEqual([
+        { path: 'calc/__init__.pyc', kind: 'bytecode', shadows: 'calc/__init__.py', pyc: 'unreadable' },
+        { path: 'calc/__init__.abi3.so', kind: 'extension-module', shadows: 'calc/__init__.py' },
+      ]);
+    } finally {
+      await rm(stale.dir, { recursive: true, force: true });
+    }
+  });
+
   it('the diff-only flags leave caches alone: no test-file-edit for tests/__pycache__, no line rules on a cache', () => {
     const diff = [
       'diff --git a/tests/__pycache__/x.pyc b/tests/__pycache__/x.pyc',
