@@ -314,6 +314,13 @@ export class NamespaceSandboxSession implements SandboxSession {
   }
 
   /** What this attempt's workspace was built with (for the trajectory and the benchmark). */
+  /** The environment this attempt's commands run against, for the attempt record (manifests when the resolver built it). */
+  get taskEnvironment(): { id: string; manifests?: unknown[] } | undefined {
+    const used = this.environmentUsed as (SandboxEnvironment & { manifests?: unknown[] }) | undefined;
+    if (!used) return undefined;
+    return Array.isArray(used.manifests) ? { id: used.id, manifests: used.manifests } : { id: used.id };
+  }
+
   get info(): { strategy: 'overlay' | 'copy' | undefined; tree: string | undefined; forwarderPort: number; environment: string | undefined } {
     return { strategy: this.strategy, tree: this.layers?.tree, forwarderPort: this.forwarderPort, environment: this.environmentUsed?.id };
   }
