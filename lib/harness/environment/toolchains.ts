@@ -5,12 +5,9 @@
  * sandbox, with the interpreter's own package folders (`site-packages`, Debian's `dist-packages`, the user site)
  * covered, so nothing the host installed is importable: only the task's environment layer is.
  */
-import { execFile } from 'node:child_process';
-import { access, constants, readFile, realpath, stat } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { probePython, which } from '../sandbox/probe-interpreter.ts';
 
 export interface PythonToolchain {
   kind: 'python';
@@ -45,53 +42,18 @@ export interface Toolchains {
   node?: NodeToolchain;
 }
 
-async function which(name: string, pathEnv: string): Promise<string | undefined> {
-  for (const dir of pathEnv.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      await access(candidate, constants.X_OK);
-      if ((await stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-const PYTHON_PROBE = `
-import json, site, sys, sysconfig
-dirs = set()
-for p in list(getattr(site, 'getsitepackages', lambda: [])()) + [site.getusersitepackages(), sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]:
-    if p: dirs.add(p)
-for p in sys.path:
-    if p.endswith('site-packages') or p.endswith('dist-packages'): dirs.add(p)
-try:
-    from importlib.metadata import version
-    pytest = version('pytest')
-except Exception:
-    pytest = None
-print(json.dumps({'executable': sys.executable, 'base_prefix': sys.base_prefix, 'prefix': sys.prefix,
-  'version': '%d.%d.%d' % sys.version_info[:3], 'full': sys.version, 'dirs': sorted(dirs), 'pytest': pytest}))
-`;
-
 /** The python3 the host's PATH resolves, asked about itself; undefined when there is none. */
 export async function detectPython(pathEnv = process.env.PATH ?? '', command = 'python3'): Promise<PythonToolchain | undefined> {
   const found = await which(command, pathEnv);
   if (!found) return undefined;
-  let probe: { executable: string; base_prefix: string; prefix: string; version: string; full: string; dirs: string[]; pytest: string | null };
-  try {
-    const { stdout } = await run(found, ['-I', '-c', PYTHON_PROBE], { timeout: 20_000, env: { ...process.env, PATH: pathEnv } });
-    probe = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
-  } catch {
-    return undefined;
-  }
+  const probe = await probePython(found, { ...process.env, PATH: pathEnv });
+  if (!probe) return undefined;
   // A venv on PATH: its base interpreter is the toolchain (the venv's packages are the host's, so they stay out).
-  const prefix = probe.base_prefix;
+  const prefix = probe.basePrefix;
   const executable = await realpath(probe.executable).catch(() => probe.executable);
-  const baseExecutable = probe.prefix !== probe.base_prefix ? join(prefix, 'bin', `python${probe.version.split('.').slice(0, 2).join('.')}`) : executable;
+  const baseExecutable = probe.prefix !== probe.basePrefix ? join(prefix, 'bin', `python${probe.version.split('.').slice(0, 2).join('.')}`) : executable;
   // The package folders of the base installation and of the interpreter the probe ran in.
-  const candidates = [...new Set(probe.dirs.map((d) => (d.startsWith(`${probe.prefix}/`) ? d.replace(probe.prefix, prefix) : d)).concat(probe.dirs))].sort();
+  const candidates = [...new Set(probe.packageDirs.map((d) => (d.startsWith(`${probe.prefix}/`) ? d.replace(probe.prefix, prefix) : d)).concat(probe.packageDirs))].sort();
   // Only folders that exist can be covered.
   const packageDirs: string[] = [];
   for (const d of candidates) if (await stat(d).then((s) => s.isDirectory(), () => false)) packageDirs.push(d);

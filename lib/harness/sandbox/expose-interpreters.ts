@@ -10,9 +10,10 @@
  * (`sys.prefix`, `sys.base_prefix`, `sys.executable`, its package folders) instead of following the shim.
  */
 import { execFile } from 'node:child_process';
-import { access, constants, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { probePython, which } from './probe-interpreter.ts';
 
 const run = promisify(execFile);
 
@@ -35,39 +36,10 @@ function under(path: string, roots: readonly string[]): boolean {
   return roots.some((r) => path === r || path.startsWith(r.endsWith('/') ? r : `${r}/`));
 }
 
-async function which(name: string, pathEnv: string): Promise<string | undefined> {
-  for (const dir of pathEnv.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      await access(candidate, constants.X_OK);
-      if ((await stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-const PYTHON_PROBE = `
-import json, site, sys, sysconfig
-dirs = set()
-for p in list(getattr(site, 'getsitepackages', lambda: [])()) + [site.getusersitepackages(), sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]:
-    if p: dirs.add(p)
-for p in sys.path:
-    if p.endswith('site-packages') or p.endswith('dist-packages'): dirs.add(p)
-print(json.dumps({'prefix': sys.prefix, 'base': sys.base_prefix, 'executable': sys.executable, 'dirs': sorted(dirs)}))
-`;
-
 async function pythonLocation(interpreter: string): Promise<{ prefixes: string[]; bin: string; packageDirs: string[] } | undefined> {
-  try {
-    const { stdout } = await run(interpreter, ['-c', PYTHON_PROBE], { timeout: 15_000 });
-    const probe = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { prefix?: string; base?: string; executable?: string; dirs?: string[] };
-    if (!probe.prefix || !probe.base || !probe.executable) return undefined;
-    return { prefixes: [probe.prefix, probe.base], bin: dirname(probe.executable), packageDirs: probe.dirs ?? [] };
-  } catch {
-    return undefined;
-  }
+  const probe = await probePython(interpreter);
+  if (!probe) return undefined;
+  return { prefixes: [probe.prefix, probe.basePrefix], bin: dirname(probe.executable), packageDirs: probe.packageDirs };
 }
 
 /**
