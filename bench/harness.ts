@@ -9,8 +9,9 @@
  * concurrency 1 and 4; each row is the median of several rounds.
  *
  * What isolation costs, measured in the same run: one command in a strict sandbox (bubblewrap, user namespace, the
- * attempt's cgroups, seccomp, allow-list root) against a bare `spawn` and against the namespaces alone that the
- * previous sandbox used per command (`unshare --pid --fork --mount --mount-proc`).
+ * attempt's cgroups, seccomp, allow-list root) against a bare `spawn` and against fresh pid and mount namespaces alone
+ * (`unshare --pid --fork --mount --mount-proc`: the floor of any namespace sandbox; the previous sandbox paid that plus
+ * a mount script per command).
  *
  * Task environments: a Python layer (virtualenv, pytest, one requirement) and a Node layer (`npm ci` of one package)
  * built cold into a fresh cache, then resolved from the cache (same resolver, and a new resolver as a new process
@@ -265,7 +266,7 @@ async function commandCost(work: string, commands: number): Promise<void> {
   const m = { bare: median(bare), namespaces: median(namespaces), sandboxed: median(sandboxed) };
   console.log(`\none command (\`true\`), median of ${commands}, interleaved:`);
   console.log(`  bare spawn                         ${fmt(m.bare)} ms`);
-  console.log(`  pid + mount namespaces (previous)  ${fmt(m.namespaces)} ms`);
+  console.log(`  pid + mount namespaces alone       ${fmt(m.namespaces)} ms`);
   console.log(`  strict sandbox (this design)       ${fmt(m.sandboxed)} ms   ${(m.sandboxed / m.namespaces).toFixed(1)}× the namespaces alone, +${(m.sandboxed - m.namespaces).toFixed(1)} ms`);
 }
 

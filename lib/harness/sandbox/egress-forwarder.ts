@@ -29,8 +29,18 @@ if (!socketPath) {
 /** Ports whose raw connects are logged (53 is the DNS listener's). */
 const SOCKET_PORTS = [21, 22, 25, 80, 443, 873, 9418];
 
+/** Observations reported per kind (`dns`, `socket`) before the rest are only counted: a flood must not grow the harness. */
+export const MAX_OBSERVATIONS_PER_KIND = 200;
+const reported = new Map<string, number>();
+
 function observe(detail: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ obs: detail })}\n`);
+  const kind = String(detail.via ?? 'other');
+  const n = (reported.get(kind) ?? 0) + 1;
+  reported.set(kind, n);
+  if (n > MAX_OBSERVATIONS_PER_KIND + 1) return;
+  // One last line says the rest were dropped, so a flood is itself on the record.
+  const line = n === MAX_OBSERVATIONS_PER_KIND + 1 ? { ...detail, host: '*', reason: `more than ${MAX_OBSERVATIONS_PER_KIND} ${kind} attempts: the rest are not listed` } : detail;
+  process.stdout.write(`${JSON.stringify({ obs: line })}\n`);
 }
 
 const isLoopback = (address: string) => /^(?:127\.|::1$|::ffff:127\.)/.test(address);

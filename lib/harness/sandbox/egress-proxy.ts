@@ -6,10 +6,10 @@
  *
  * The proxy connects from the HOST's network, so an allowed name must not lead to what only the host should reach:
  * the name is resolved once, here, and the connection goes to that address (no second lookup a rebinding DNS server
- * could answer differently). A link-local address (169.254.0.0/16 — the EC2 instance metadata service
- * 169.254.169.254, the ECS task metadata and credentials endpoint 169.254.170.2 — and fe80::/10) or the IPv6
- * metadata address fd00:ec2::254 is refused (`network.blocked`, with the reason), IPv4-mapped forms included, unless
- * the allow-list names that literal address.
+ * could answer differently). A host-only address (`HOST_ONLY_RANGES`: link-local — the EC2 instance metadata service
+ * 169.254.169.254, the ECS task metadata and credentials endpoint 169.254.170.2 —, the IPv6 metadata address
+ * fd00:ec2::254, loopback, private, multicast and NAT64 ranges) is refused (`network.blocked`, with the reason),
+ * IPv4-mapped forms included, unless the allow-list names that literal address (or `localhost`, for loopback).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -41,12 +41,35 @@ export type EgressLookup = (host: string) => Promise<Array<{ address: string; fa
 
 const defaultLookup: EgressLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
-/** Addresses the proxy never connects to unless the allow-list names them literally. */
+/**
+ * Addresses the proxy never connects to unless the allow-list names them literally: link-local and metadata
+ * addresses, and everything that is the host's or its private network's rather than the internet's — loopback,
+ * unspecified, private (RFC 1918, CGNAT, IPv6 unique-local), multicast and reserved ranges, and NAT64 prefixes (which
+ * embed an IPv4 address, metadata included). An allowed name whose first answer is already internal (a wildcard zone
+ * someone else controls) reaches none of them.
+ */
+export const HOST_ONLY_RANGES: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6']> = [
+  ['169.254.0.0', 16, 'ipv4'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['0.0.0.0', 8, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'],
+  ['240.0.0.0', 4, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+  ['fc00::', 7, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+  ['::1', 128, 'ipv6'],
+  ['::', 128, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'],
+  ['64:ff9b:1::', 48, 'ipv6'],
+];
+
 function hostOnlyAddresses(): BlockList {
   const list = new BlockList();
-  list.addSubnet('169.254.0.0', 16, 'ipv4');
-  list.addSubnet('fe80::', 10, 'ipv6');
-  list.addAddress('fd00:ec2::254', 'ipv6');
+  for (const [net, prefix, type] of HOST_ONLY_RANGES) list.addSubnet(net, prefix, type);
   return list;
 }
 
@@ -71,6 +94,12 @@ function namedLiterals(entries: readonly string[]): BlockList {
     let host = bracket ? bracket[1]! : text;
     if (!bracket && text.indexOf(':') > 0 && text.indexOf(':') === text.lastIndexOf(':')) host = text.slice(0, text.indexOf(':'));
     host = withoutZone(host);
+    // Naming `localhost` is a deliberate opt-in to the host's loopback (a test server), as naming 127.0.0.1 is.
+    if (host === 'localhost') {
+      list.addSubnet('127.0.0.0', 8, 'ipv4');
+      list.addAddress('::1', 'ipv6');
+      continue;
+    }
     const f = family(host);
     if (f) list.addAddress(host, f);
   }
@@ -84,8 +113,19 @@ function refusal(address: string, named: BlockList): string | undefined {
   if (!f) return `not an IP address: ${address}`;
   if (!HOST_ONLY.check(bare, f)) return undefined;
   if (named.check(bare, f)) return undefined;
-  const what = HOST_ONLY_NAMES[bare] ?? (f === 'ipv4' || bare.startsWith('::ffff:') ? 'a link-local address (169.254.0.0/16)' : bare.startsWith('fd00:ec2') ? 'the IPv6 instance metadata address' : 'a link-local address (fe80::/10)');
+  const what = HOST_ONLY_NAMES[bare] ?? describeRange(bare, f);
   return `resolves to ${address}: ${what}, reachable only from the host`;
+}
+
+/** The range an internal address falls in, in words. */
+function describeRange(address: string, f: 'ipv4' | 'ipv6'): string {
+  for (const [net, prefix, type] of HOST_ONLY_RANGES) {
+    const one = new BlockList();
+    one.addSubnet(net, prefix, type);
+    if (!one.check(address, f)) continue;
+    return net === '169.254.0.0' || net === 'fe80::' ? `a link-local address (${net}/${prefix})` : `an address in ${net}/${prefix}`;
+  }
+  return 'a host-only address';
 }
 
 const HOST_ONLY_NAMES: Record<string, string> = {

@@ -158,7 +158,8 @@ describe('egress proxy: link-local and metadata addresses', () => {
     let answers = 0;
     // First answer: the local echo server (allowed); any later answer would be the metadata service.
     const lookup = scriptedLookup({ 'rebind.example.com': () => (answers++ === 0 ? ['127.0.0.1'] : ['169.254.169.254']) });
-    const seen = await start([`rebind.example.com:${echoPort}`], lookup);
+    // The echo server is on loopback, itself host-only: the list names it (`localhost`) so the first answer may be used.
+    const seen = await start([`rebind.example.com:${echoPort}`, 'localhost'], lookup);
     const out = await tunnel(`rebind.example.com:${echoPort}`, 'ping');
     expect(out).toContain('200 Connection Established');
     expect(out).toContain('echo:ping');
@@ -169,13 +170,31 @@ describe('egress proxy: link-local and metadata addresses', () => {
 
   it('plain HTTP goes to the resolved address with the Host header the client sent; a name with a link-local and a usable address uses the usable one', async () => {
     const lookup = scriptedLookup({ 'web.example.com': ['169.254.169.254', '127.0.0.1'] });
-    const seen = await start([`web.example.com:${webPort}`], lookup);
+    const seen = await start([`web.example.com:${webPort}`, 'localhost'], lookup);
     const out = await raw(`GET http://web.example.com:${webPort}/x HTTP/1.1\r\nHost: web.example.com:${webPort}\r\nConnection: close\r\n\r\n`);
     expect(out).toMatch(/^HTTP\/1\.1 200/);
     expect(out).toContain('hello from upstream');
     expect(webHosts.at(-1)).toBe(`web.example.com:${webPort}`);
     expect(lookup.asked).toEqual(['web.example.com']);
     expect(seen).toEqual([expect.objectContaining({ kind: 'network.allowed', detail: expect.objectContaining({ address: '127.0.0.1' }) })]);
+  });
+
+  it.each([
+    ['127.0.0.1', /127\.0\.0\.0\/8/],
+    ['10.1.2.3', /10\.0\.0\.0\/8/],
+    ['172.20.0.5', /172\.16\.0\.0\/12/],
+    ['192.168.1.1', /192\.168\.0\.0\/16/],
+    ['100.64.0.1', /100\.64\.0\.0\/10/],
+    ['0.0.0.0', /0\.0\.0\.0\/8/],
+    ['::1', /::1\/128/],
+    ['fd12::1', /fc00::\/7/],
+    ['64:ff9b::a9fe:a9fe', /64:ff9b::\/96/],
+  ])('an allowed name whose one answer is internal (%s) is refused: the proxy reaches only the internet', async (address, why) => {
+    const seen = await start(['pkg.example.com'], scriptedLookup({ 'pkg.example.com': [address] }));
+    const out = await tunnel('pkg.example.com:443', 'x');
+    expect(out).toMatch(/^HTTP\/1\.1 403 Forbidden/);
+    expect(out).toMatch(why);
+    expect(blocked(seen)).toEqual([expect.objectContaining({ detail: expect.objectContaining({ host: 'pkg.example.com', reason: expect.stringMatching(why) }) })]);
   });
 
   it('a name that does not resolve is answered 502 and logged as allowed with the lookup error', async () => {
