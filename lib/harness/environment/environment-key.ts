@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 
 /** Bump when a layer built by an older recipe must not be reused. */
-export const ENVIRONMENT_RECIPE_VERSION = 1;
+export const ENVIRONMENT_RECIPE_VERSION = 2;
 
 /** Canonical JSON: object keys sorted, so the key does not depend on property order. */
 export function canonicalJson(value: unknown): string {

@@ -4,9 +4,12 @@
  * `NODE_ENV_TARGET`; its `node_modules` is later bound read-only at the workspace's `node_modules` (where node's
  * resolution finds it) and its `.bin` put on PATH. Any copy of the project's own package (by `name`, also nested in a
  * dependency's `node_modules`) is removed afterwards, replaced by a relative link to the workspace root (so a
- * dependency that requires the project gets the code under test), and recorded.
+ * dependency that requires the project gets the code under test), and recorded. The lockfile can make npm create
+ * links anywhere in the layer, so that walk goes through `LayerFs` (`layer-fs.ts`: lstat per component, nothing
+ * followed, a symlinked folder on the way refuses the layer), and the layer is sealed (root's, read-only) before it
+ * is published.
  */
-import { lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { SandboxEnvironment } from '../sandbox/sandbox.ts';
 import type { BuildRunner } from './build-runner.ts';
@@ -15,6 +18,7 @@ import { EnvironmentBuildError } from './environment-errors.ts';
 import { ENVIRONMENT_RECIPE_VERSION, layerKey } from './environment-key.ts';
 import { ENVIRONMENT_MANIFEST_VERSION, type EnvironmentManifest, type InstalledPackage, type RemovedPackage } from './environment-manifest.ts';
 import type { NodePlan } from './node-manifest.ts';
+import { LayerFs, sealLayer } from './layer-fs.ts';
 import { joinArgs, type PackageSource } from './package-indexes.ts';
 import type { NodeToolchain } from './toolchains.ts';
 
@@ -55,68 +59,77 @@ function tail(text: string, lines = 25): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-async function readJson(path: string): Promise<Record<string, unknown> | undefined> {
-  const st = await lstat(path).catch(() => undefined);
-  if (!st?.isFile()) return undefined;
+async function readJson(fs: LayerFs, rel: string): Promise<Record<string, unknown> | undefined> {
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    return JSON.parse(await fs.readText(rel)) as Record<string, unknown>;
   } catch {
     return undefined;
   }
 }
 
-/** Package folders under a node_modules folder (scoped ones included), not following symlinks. */
-async function packageDirs(nodeModules: string): Promise<string[]> {
+const refuseLink = { refuseLink: true };
+
+/**
+ * Package folders (layer-relative) under a node_modules folder (scoped ones included), not following symlinks: a
+ * linked package is not entered, and a node_modules or scope folder that is a link refuses the layer.
+ */
+async function packageDirs(fs: LayerFs, nodeModules: string): Promise<string[]> {
   const out: string[] = [];
-  for (const name of (await readdir(nodeModules).catch(() => [] as string[])).sort()) {
+  for (const name of await fs.readdir(nodeModules)) {
     if (name.startsWith('.')) continue;
     const path = join(nodeModules, name);
-    const st = await lstat(path).catch(() => undefined);
-    if (!st?.isDirectory()) continue;
     if (name.startsWith('@')) {
-      for (const scoped of (await readdir(path).catch(() => [] as string[])).sort()) {
+      if (!(await fs.isDir(path, refuseLink))) continue;
+      for (const scoped of await fs.readdir(path)) {
         const p = join(path, scoped);
-        if ((await lstat(p).catch(() => undefined))?.isDirectory()) out.push(p);
+        if (await fs.isDir(p)) out.push(p);
       }
-    } else out.push(path);
+    } else if (await fs.isDir(path)) out.push(path);
   }
   return out;
 }
 
-/** Every installed package (nested ones too), and removes copies of `projectName`. */
+/**
+ * Every installed package (nested ones too), and removes copies of `projectName`. Every read and removal goes through
+ * `LayerFs` (lstat per component, nothing followed): the lockfile may make npm link any folder anywhere.
+ */
 export async function removeProjectPackages(layer: string, projectName: string | undefined): Promise<{ installed: InstalledPackage[]; removed: RemovedPackage[] }> {
+  const fs = await LayerFs.open(layer);
   const installed: InstalledPackage[] = [];
   const removed: RemovedPackage[] = [];
   const walk = async (nodeModules: string): Promise<void> => {
-    for (const dir of await packageDirs(nodeModules)) {
-      const pkg = await readJson(join(dir, 'package.json'));
+    for (const dir of await packageDirs(fs, nodeModules)) {
+      const pkg = await readJson(fs, join(dir, 'package.json'));
       const name = typeof pkg?.['name'] === 'string' ? pkg['name'] : relative(nodeModules, dir);
       const version = typeof pkg?.['version'] === 'string' ? pkg['version'] : '';
       // Installed under the project's name (npm aliases put it under another folder name, but `name` tells).
       if (projectName && (name === projectName || relative(nodeModules, dir) === projectName)) {
-        await rm(dir, { recursive: true, force: true });
+        await fs.remove(dir);
         // A dependency that requires the project gets the workspace's own copy: node_modules is bound at the
-        // workspace's node_modules, so the layer's root stands for the workspace root.
-        await symlink(relative(dirname(dir), layer) || '.', dir);
-        removed.push({ name, version, path: relative(layer, dir), reason: `its name is the project's (${projectName}); linked to the workspace` });
+        // workspace's node_modules, so the layer's root stands for the workspace root. (symlink() creates the link
+        // itself; its parent folders were just checked by remove.)
+        const abs = join(fs.root, dir);
+        await symlink(relative(dirname(abs), fs.root) || '.', abs);
+        removed.push({ name, version, path: dir, reason: `its name is the project's (${projectName}); linked to the workspace` });
         continue;
       }
       installed.push({ name, version });
       await walk(join(dir, 'node_modules'));
     }
   };
-  const top = join(layer, 'node_modules');
+  const top = 'node_modules';
   await walk(top);
   if (removed.length > 0) {
     // Bin links that pointed into a removed package.
-    for (const binDir of [join(top, '.bin')]) {
-      for (const name of await readdir(binDir).catch(() => [] as string[])) {
-        const link = join(binDir, name);
-        const target = await readlink(link).catch(() => undefined);
-        if (!target) continue;
-        const abs = resolve(dirname(link), target);
-        if (removed.some((r) => abs.startsWith(`${join(layer, r.path)}${sep}`))) await rm(link, { force: true });
-      }
+    const binDir = join(top, '.bin');
+    for (const name of await fs.readdir(binDir)) {
+      const rel = join(binDir, name);
+      if (!(await fs.lstat(rel))?.isSymbolicLink()) continue;
+      const link = join(fs.root, rel);
+      const target = await readlink(link).catch(() => undefined);
+      if (!target) continue;
+      const abs = resolve(dirname(link), target);
+      if (removed.some((r) => abs.startsWith(`${join(fs.root, r.path)}${sep}`))) await fs.remove(rel);
     }
   }
   installed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -167,9 +180,15 @@ export async function buildNodeLayer(
     const why = result.limit ? `ran past its ${result.limit} limit` : `exited ${result.exitCode ?? result.signal}`;
     throw new EnvironmentBuildError(`environment ${context.key}: npm ${plan.lockfile ? 'ci' : 'install'} from ${files.join(', ')} ${why}:\n${tail(output)}`, { files, outputTail: tail(output) });
   }
-  await rm(join(layer, '.flywheel-output'), { force: true });
-  await mkdir(join(layer, 'node_modules'), { recursive: true });
+  const fs = await LayerFs.open(layer);
+  await fs.remove('.flywheel-output');
+  // No node_modules (no dependencies): an empty one, for the workspace bind. A link there refuses the layer.
+  const nodeModules = await fs.lstat('node_modules');
+  if (!nodeModules) await mkdir(join(fs.root, 'node_modules'));
+  else if (!nodeModules.isDirectory()) throw new EnvironmentBuildError(`environment ${context.key}: the built layer's node_modules is not a folder${nodeModules.isSymbolicLink() ? ' (a symlink)' : ''}`);
   const { installed, removed } = await removeProjectPackages(layer, plan.projectName);
+  // Before it is published: root's and read-only, so no later sandbox (its user built it) can change it.
+  await sealLayer(layer);
   const manifest: EnvironmentManifest = {
     schemaVersion: ENVIRONMENT_MANIFEST_VERSION,
     kind: 'node',

@@ -4,15 +4,19 @@
  * declared requirements, never the project itself. Built by `pip` inside the build sandbox; afterwards the installed
  * distributions are read from their `*.dist-info` / `*.egg-info` folders on the host (files only, nothing of the
  * layer runs) and any that provides the project's name or one of its top-level packages is removed and recorded.
+ * The build's code wrote the layer, so those reads and removals go through `LayerFs` (`layer-fs.ts`): lstat per path
+ * component, no symlink ever followed, a symlinked folder on the way refuses the layer; the layer is then sealed
+ * (root's, read-only) before it is published.
  */
-import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { SandboxEnvironment } from '../sandbox/sandbox.ts';
 import type { BuildRunner } from './build-runner.ts';
 import { ENTRY_MARKER } from './build-lock.ts';
 import { EnvironmentBuildError } from './environment-errors.ts';
 import { ENVIRONMENT_RECIPE_VERSION, layerKey } from './environment-key.ts';
 import { ENVIRONMENT_MANIFEST_VERSION, type EnvironmentManifest, type InstalledPackage, type RemovedPackage } from './environment-manifest.ts';
+import { LayerFs, sealLayer } from './layer-fs.ts';
 import { joinArgs, type PackageSource } from './package-indexes.ts';
 import { normalizeDistName, type PythonPlan } from './python-manifest.ts';
 import type { PythonToolchain } from './toolchains.ts';
@@ -73,38 +77,34 @@ function tail(text: string, lines = 25): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-/** Inside `root`, without following links out of it. */
-function within(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
-}
-
 interface Distribution extends InstalledPackage {
+  /** Its metadata folder, relative to the layer. */
   metaDir: string;
   topLevel: string[];
   /** Files it installed, relative to site-packages (from RECORD / installed-files.txt). */
   files: string[];
 }
 
-async function readText(path: string): Promise<string> {
-  const st = await lstat(path).catch(() => undefined);
-  if (!st?.isFile()) return '';
-  return readFile(path, 'utf8').catch(() => '');
-}
+const refuseLink = { refuseLink: true };
 
-/** The distributions in a site-packages folder, read from their metadata files. */
-export async function listDistributions(sitePackages: string): Promise<Distribution[]> {
+/**
+ * The distributions in a site-packages folder (`site`, relative to the layer), read from their metadata files
+ * through `fs` (no symlink followed: a metadata folder that is a link refuses the layer).
+ */
+export async function listDistributions(fs: LayerFs, site: string): Promise<Distribution[]> {
   const out: Distribution[] = [];
-  for (const name of (await readdir(sitePackages).catch(() => [] as string[])).sort()) {
+  for (const name of await fs.readdir(site)) {
     const isDist = name.endsWith('.dist-info');
     if (!isDist && !name.endsWith('.egg-info')) continue;
-    const metaDir = join(sitePackages, name);
-    const meta = await readText(join(metaDir, isDist ? 'METADATA' : 'PKG-INFO'));
+    const metaDir = join(site, name);
+    // A metadata folder is read: a link there (to a host folder) refuses the layer. An egg-info may be a plain file.
+    await fs.isDir(metaDir, refuseLink);
+    const meta = await fs.readText(join(metaDir, isDist ? 'METADATA' : 'PKG-INFO'));
     const distName = /^Name:\s*(.+)$/m.exec(meta)?.[1]?.trim() ?? name.replace(/-[^-]*\.(dist|egg)-info$/, '');
     const version = /^Version:\s*(.+)$/m.exec(meta)?.[1]?.trim() ?? '';
-    const record = isDist ? await readText(join(metaDir, 'RECORD')) : await readText(join(metaDir, 'installed-files.txt'));
+    const record = isDist ? await fs.readText(join(metaDir, 'RECORD')) : await fs.readText(join(metaDir, 'installed-files.txt'));
     const files = record.split('\n').map((l) => (isDist ? l.split(',')[0]! : l).trim()).filter(Boolean);
-    const declared = (await readText(join(metaDir, 'top_level.txt'))).split('\n').map((l) => l.trim()).filter(Boolean);
+    const declared = (await fs.readText(join(metaDir, 'top_level.txt'))).split('\n').map((l) => l.trim()).filter(Boolean);
     const fromFiles = files
       .filter((f) => !f.startsWith('..') && !f.includes('.dist-info/') && !f.includes('.egg-info/'))
       .map((f) => f.split('/')[0]!.replace(/\.(py|pyc|so|pyd)$/, '').replace(/\.cpython-.*$/, ''))
@@ -114,44 +114,55 @@ export async function listDistributions(sitePackages: string): Promise<Distribut
   return out;
 }
 
-async function sitePackagesOf(layer: string): Promise<string> {
-  const lib = join(layer, 'lib');
-  const versions = (await readdir(lib).catch(() => [] as string[])).filter((n) => /^python\d/.test(n));
+/** The venv's site-packages, relative to the layer (`lib`, `lib/pythonX.Y` and it must be real folders, not links). */
+async function sitePackagesOf(fs: LayerFs, layer: string): Promise<string> {
+  const versions = (await fs.readdir('lib')).filter((n) => /^python\d/.test(n));
   if (versions.length !== 1) throw new EnvironmentBuildError(`the virtualenv at ${layer} has ${versions.length} lib/python* folders (expected one)`);
-  return join(lib, versions[0]!, 'site-packages');
+  const site = join('lib', versions[0]!, 'site-packages');
+  await fs.isDir(site, refuseLink);
+  return site;
 }
 
-/** Removes every distribution that provides the project; returns what was removed. */
+/**
+ * Removes every distribution that provides the project; returns what was removed. Every read and removal goes
+ * through `LayerFs` (lstat per component): a symlinked folder on the way refuses the layer, nothing is followed.
+ */
 export async function removeProjectDistributions(layer: string, plan: Pick<PythonPlan, 'projectNames' | 'topLevel'>): Promise<{ installed: InstalledPackage[]; removed: RemovedPackage[] }> {
-  const site = await sitePackagesOf(layer);
+  const fs = await LayerFs.open(layer);
+  const site = await sitePackagesOf(fs, layer);
   const names = new Set(plan.projectNames.map(normalizeDistName));
   const tops = new Set(plan.topLevel);
-  const dists = await listDistributions(site);
+  const dists = await listDistributions(fs, site);
   const removed: RemovedPackage[] = [];
+  const siteAbs = join(fs.root, site);
   for (const dist of dists) {
     const byName = names.has(normalizeDistName(dist.name));
     const overlap = dist.topLevel.filter((t) => tops.has(t));
     if (!byName && overlap.length === 0) continue;
     const paths = new Set<string>();
-    for (const f of dist.files) paths.add(join(site, f));
+    for (const f of dist.files) paths.add(join(siteAbs, f));
     // An egg-info without a file list: its top-level packages.
-    if (dist.files.length === 0) for (const t of dist.topLevel) paths.add(join(site, t)).add(join(site, `${t}.py`));
-    for (const p of paths) if (within(layer, p)) await rm(p, { recursive: true, force: true });
-    await rm(dist.metaDir, { recursive: true, force: true });
+    if (dist.files.length === 0) for (const t of dist.topLevel) paths.add(join(siteAbs, t)).add(join(siteAbs, `${t}.py`));
+    for (const p of paths) {
+      const rel = fs.relative(p);
+      if (rel !== undefined) await fs.remove(rel);
+    }
+    await fs.remove(dist.metaDir);
     for (const t of dist.topLevel) {
-      const dir = join(site, t);
+      const rel = fs.relative(join(siteAbs, t));
       // Package folders left with only caches are removed too.
-      const rest = await readdir(dir).catch(() => undefined);
-      if (rest && rest.every((n) => n === '__pycache__')) await rm(dir, { recursive: true, force: true });
+      if (rel === undefined || !(await fs.isDir(rel))) continue;
+      const rest = await fs.readdir(rel);
+      if (rest.every((n) => n === '__pycache__')) await fs.remove(rel);
     }
     removed.push({
       name: dist.name,
       version: dist.version,
-      path: relative(layer, dist.metaDir),
+      path: dist.metaDir,
       reason: byName ? `its name is the project's (${dist.name})` : `it provides the project's top-level package${overlap.length > 1 ? 's' : ''} ${overlap.join(', ')}`,
     });
   }
-  const installed = dists.filter((d) => !removed.some((r) => r.path === relative(layer, d.metaDir))).map((d) => ({ name: d.name, version: d.version }));
+  const installed = dists.filter((d) => !removed.some((r) => r.path === d.metaDir)).map((d) => ({ name: d.name, version: d.version }));
   return { installed, removed };
 }
 
@@ -196,8 +207,10 @@ export async function buildPythonLayer(
     const why = result.limit ? `ran past its ${result.limit} limit` : `exited ${result.exitCode ?? result.signal}`;
     throw new EnvironmentBuildError(`environment ${context.key}: pip install from ${files.join(', ') || 'the tree'} ${why}:\n${tail(output)}`, { files, outputTail: tail(output) });
   }
-  await rm(join(layer, '.flywheel-output'), { force: true });
+  await (await LayerFs.open(layer)).remove('.flywheel-output');
   const { installed, removed } = await removeProjectDistributions(layer, input.plan);
+  // Before it is published: root's and read-only, so no later sandbox (its user built it) can change it.
+  await sealLayer(layer);
   const manifest: EnvironmentManifest = {
     schemaVersion: ENVIRONMENT_MANIFEST_VERSION,
     kind: 'python',

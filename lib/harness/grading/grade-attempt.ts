@@ -35,8 +35,10 @@ import { prepareGradingTree, reportDirName } from './prepare-grading-tree.ts';
 import { readTestReports } from './read-test-reports.ts';
 import { GRADE_RESULT_VERSION, type GradeResult } from './schemas.ts';
 import { TestOutcomeIndex } from './test-id.ts';
+import { isSectionedRunnerConfig } from './test-paths.ts';
 import type { TestReport } from './test-report.ts';
-import { gradingPrelude, runTestsLocally, type TestRunner, type TestRunOutput } from './test-runner.ts';
+import { git } from '../git/run-git.ts';
+import { gradingPrelude, PYTEST_JUNIT_FILE, runTestsLocally, type TestRunner, type TestRunOutput } from './test-runner.ts';
 import { randomBytes } from 'node:crypto';
 import { glob, lstat, readFile, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -114,6 +116,67 @@ function channelFlags(check: StreamCheck, touched: readonly string[]): Integrity
     if (m && touched.includes(m[1]!)) flags.push({ kind: 'exit-hook', file: m[1]!, line: null, evidence: 'registered an exit hook during the graded run', source: 'grading' });
   }
   return flags;
+}
+
+/** A pytest node id (`tests/test_calc.py::test_add`, `tests/test_calc.py`). */
+function isPytestId(id: string): boolean {
+  return /\.py(?:::|$)/.test(id);
+}
+
+/**
+ * Once a pytest session streamed, the task's pytest ids take their outcome from the stream ONLY: any other report's
+ * entry for one of them is left out of the verdict, and one for an id the stream never named is a planted report (an
+ * integrity failure). Entries for other ids (a go or vitest run of the same command) count as before.
+ */
+function streamOnly(check: StreamCheck, others: readonly TestReport[], pyIds: readonly string[]): { reports: TestReport[]; planted: string[] } {
+  const fromStream = new TestOutcomeIndex(check.report.tests);
+  const planted = new Set<string>();
+  const reports = others.map((r) => ({
+    ...r,
+    tests: r.tests.filter((t) => {
+      const one = new TestOutcomeIndex([t]);
+      const claims = pyIds.filter((id) => one.lookup(id) !== 'missing');
+      if (claims.length === 0 && !isPytestId(t.id)) return true;
+      for (const id of claims) if (fromStream.lookup(id) === 'missing') planted.add(`report-planted: ${r.source} reports ${id}, which no pytest session ran`);
+      if (claims.length === 0 && fromStream.lookup(t.id) === 'missing') planted.add(`report-planted: ${r.source} reports ${t.id}, which no pytest session ran`);
+      return false;
+    }),
+  }));
+  const list = [...planted];
+  return { reports, planted: list.length > 5 ? [...list.slice(0, 5), `report-planted: … ${list.length - 5} more`] : list };
+}
+
+/**
+ * Files in the report directory that no streamed session wrote: nothing but the launcher writes there unless the
+ * task's command names `$FLYWHEEL_REPORT_DIR` (or pytest ran outside the launcher: `pytest-junit.xml`, read as before).
+ */
+function unexpectedReportFiles(files: readonly { name: string }[], reportDir: string, junitFiles: readonly string[], command: string): string[] {
+  if (command.includes('FLYWHEEL_REPORT_DIR')) return [];
+  return files
+    .filter((f) => f.name.startsWith(`${reportDir}/`) && !junitFiles.includes(f.name) && f.name !== `${reportDir}/${PYTEST_JUNIT_FILE}`)
+    .map((f) => `report-planted: ${f.name.slice(reportDir.length + 1)} appeared in the report directory, which only the pytest launcher writes`);
+}
+
+/** Of `files` (workspace-relative), those the base commit holds and the diff did not touch: the repository's own code. */
+async function untouchedBaseFiles(sourceDir: string, baseCommit: string | undefined, touched: readonly string[], files: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (baseCommit === undefined) return out;
+  for (const f of new Set(files)) {
+    if (touched.includes(f) || f.startsWith('..') || f.startsWith('/')) continue;
+    const r = await git(['cat-file', '-e', `${baseCommit}:${f}`], { cwd: sourceDir, allowFailure: true });
+    if (r.code === 0) out.add(f);
+  }
+  return out;
+}
+
+/**
+ * `dependency-edit` (review) for the dependency sections of pyproject.toml / package.json grading put back (the diff
+ * flags requirement files and lockfiles by name; these files it flags as runner config).
+ */
+function dependencyFlags(reverted: GradeResult['reverted']): IntegrityFlag[] {
+  return reverted
+    .filter((r) => r.kind === 'dependency-manifest' && isSectionedRunnerConfig(r.path))
+    .map((r) => ({ kind: 'dependency-edit' as const, file: r.path, line: null, evidence: 'changed the dependencies; graded with the base version', source: 'grading' as const }));
 }
 
 /** `runner-shadowing` flags for the dropped compiled files that would have stood in for a source module. */
@@ -213,6 +276,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     const integrity: IntegrityFlag[] = [
       ...detectIntegrityFlags({ diff: input.diff, taskTestFiles, testFileContents: testTexts }),
       ...droppedFlags(tree.dropped),
+      ...dependencyFlags(tree.reverted),
       ...(input.trajectory ? detectTrajectoryFlags(input.trajectory, { taskTestFiles }) : []),
     ];
     const strict = input.strict ?? true;
@@ -278,13 +342,27 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     // The stream goes to stderr; a command that sends stderr elsewhere and prints it back (`2>&1 | tee log`) has it in
     // stdout. Lines without this run's nonce count for nothing (and are integrity failures).
     const stream = parsePytestStream(`${run.stderr}\n${run.stdout}`, nonce);
-    const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir }) : undefined;
+    const baseFiles = await untouchedBaseFiles(input.sourceDir, tree.baseCommit, tree.touched, stream.located.map((l) => l.file));
+    const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir, baseFiles }) : undefined;
     const others = readTestReports({ files: check ? run.reports.filter((f) => !check.junitFiles.includes(f.name)) : run.reports, stdout: run.stdout, workdir: run.workdir });
+    const planted: string[] = [];
+    const streamFailures: string[] = [];
     // With the stream, pytest's outcomes are the stream's; its printed summary is only a cross-check.
-    const reports = check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : others.reports;
+    let reports = check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : others.reports;
+    if (check && stream.sessions.length > 0) {
+      const pyIds = [...new Set([...task.failToPass, ...task.passToPass])].filter(isPytestId);
+      const sourced = streamOnly(check, others.reports.filter((r) => r.format !== 'pytest-summary'), pyIds);
+      reports = [check.report, ...sourced.reports];
+      planted.push(...sourced.planted);
+      planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, task.testCommand));
+      const ran = check.report.tests.length;
+      if (pyIds.length > 0 && stream.sessions.every((s) => s.end) && ran < pyIds.length) {
+        streamFailures.push(`collected-tests-dropped: the pytest sessions ran ${ran} test${ran === 1 ? '' : 's'}, the task names ${pyIds.length}`);
+      }
+    }
     const problems = [...others.problems, ...(check ? [] : task.testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
     if (check) integrity.push(...channelFlags(check, tree.touched));
-    const disagreements = reportDisagreements(reports);
+    const disagreements = [...planted, ...reportDisagreements(check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : reports)];
     for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
     const verdict = decideVerdict({
       failToPass: task.failToPass,
@@ -293,7 +371,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       ...(expectedCollected !== undefined ? { expectedCollected } : {}),
     });
     const channelProblems = [...(check?.integrity ?? []), ...disagreements].map((p) => `verdict-integrity: ${p}`);
-    const reasons = [...channelProblems, ...tampering, ...(check?.failures ?? []), ...verdict.reasons];
+    const reasons = [...channelProblems, ...tampering, ...(check?.failures ?? []), ...streamFailures, ...verdict.reasons];
     if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
     const integrityFailed = channelProblems.length > 0 || tampering.length > 0;
     const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, dropped: tree.dropped, run, reasons }));

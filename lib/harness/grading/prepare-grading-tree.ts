@@ -1,7 +1,9 @@
 /**
  * Builds the tree an attempt is graded in, never the agent's workspace: the files of the base commit (read from the
  * task's repository through a private index, so neither its HEAD nor its index moves), the agent's diff applied with
- * `git apply`, then every test file and runner config the diff touched put back to the base version, the task's test
+ * `git apply`, then every test file, runner config and dependency manifest (requirements, lockfiles, the dependency
+ * sections of pyproject.toml / package.json: the graded environment is resolved from this tree, so it is the base
+ * tree's) the diff touched put back to the base version, the task's test
  * patch applied and the task's own test files written: the task's pristine tests are what runs. New test files the
  * agent added are kept apart (`agentTests`: left out of the tree, recorded, not flagged). The tree has no `.git`.
  *
@@ -15,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { git } from '../git/run-git.ts';
 import { compiledFiles, exactApplyPattern, moduleSourceOf, type DroppedFile } from './compiled-files.ts';
 import { GradingSetupError } from './grading-setup-error.ts';
-import { runnerSectionChanged } from './runner-sections.ts';
+import { dependencySectionChanged, runnerSectionChanged } from './runner-sections.ts';
 import { classifyPath, isSectionedRunnerConfig, type TestPathKind } from './test-paths.ts';
 
 export type ApplyMode = 'empty' | 'exact' | 'whitespace-tolerant';
@@ -206,10 +208,16 @@ export async function prepareGradingTree(input: PrepareGradingTreeInput): Promis
         if (tolerant.code !== 0) return { ok: false, reason: 'patch-does-not-apply', detail: exact.stderr.trim() || `git apply exited ${exact.code}`, tree };
         tree.applyMode = 'whitespace-tolerant';
       }
-      for (const [path, { kind, saved }] of candidates) {
+      for (const [path, candidate] of candidates) {
+        const { saved } = candidate;
+        let kind = candidate.kind;
         if (kind === 'runner-config' && isSectionedRunnerConfig(path)) {
           const before = saved.kind === 'file' ? saved.content.toString('utf8') : undefined;
-          if (!runnerSectionChanged(path, before, await readText(dir, path))) continue;
+          const after = await readText(dir, path);
+          if (!runnerSectionChanged(path, before, after)) {
+            if (!dependencySectionChanged(path, before, after)) continue;
+            kind = 'dependency-manifest';
+          }
         }
         await restore(dir, path, saved);
         if (kind === 'test-file' && saved.kind === 'absent') {

@@ -7,7 +7,8 @@
  * the command line itself — no file in the workspace, nothing to bind, nothing the code can edit. `-I` keeps the
  * workspace off `sys.path` while pytest, `_pytest` and pluggy are imported (a repository `pytest.py`, `_pytest/`,
  * `sitecustomize.py` or `.pth` cannot stand in for them); the workspace and PYTHONPATH are put on `sys.path` only
- * afterwards, as `python -m pytest` would have. The per-run nonce comes on stdin, never in the environment.
+ * afterwards, as `python -m pytest` would have. The per-run nonce and the session's JUnit path come on stdin, never in
+ * argv or the environment (the grader's own `--junitxml` is taken out of PYTEST_ADDOPTS for the launcher).
  * `--check-hash-based-pycs always` makes Python check every hash-based `.pyc` against its source, so an
  * unchecked-hash `.pyc` in the tree (grading already drops those from the diff: `compiled-files.ts`) cannot stand
  * in for its module; timestamp `.pyc`s are checked against the source's mtime and size anyway, and the launcher
@@ -22,18 +23,40 @@
  * after the session. Bytes already in the pipe cannot be taken back: the grader keeps the FIRST outcome of each
  * test phase, so an exit hook or a background process can only append (and what it appends is a disagreement).
  *
+ * The guard. Before anything of the workspace can be imported, the launcher installs an audit hook
+ * (`sys.addaudithook`: Python code cannot remove one). The baseline of the watched functions lives only in the hook's
+ * closure, as tuples built in a frame that has returned, and nothing but the interpreter's hook list refers to the
+ * hook: walking the frames up to the launcher (`sys._getframe`, `f_back`, `f_locals`) finds no baseline to rewrite.
+ * The plugin asks for the comparison with `sys.audit('flywheel.check', …)` before each report line and at the end
+ * (and the interpreter's own `cpython._PySys_ClearAuditHooks` runs it once more); the hook also checks that the
+ * launcher's closures still hold what they held. On its own it reports, framed with the nonce and at the moment the
+ * event fires, workspace (or unknown) code that reaches for frames (`sys._getframe` — also through `inspect` /
+ * `traceback` helpers —, `sys._current_frames`, `tb_frame`, `gi_frame`), sets a trace or profile function, rewrites
+ * the code or defaults of runner and launcher functions (`object.__setattr__`), lists live objects
+ * (`gc.get_objects`/`get_referrers`/`get_referents`), reads or writes raw memory through ctypes (`from_address`,
+ * `string_at`, `memmove`, `pythonapi` symbols), or opens `/proc/self/mem`, `/proc/self/fd`, `/dev/fd`. Code of the
+ * environment (stdlib, site-packages, the import roots and PYTHONPATH outside the workspace) is not reported. Each
+ * such line names the file whose code raised it and is `soft`: from a file of the base tree the diff did not touch it
+ * is a note (libraries read frames for their own ends, memory-leak tests walk `gc`), from any other file (the agent's,
+ * or one written during the run) tampering.
+ *
  * What the grader checks (`checkPytestStream`): the nonce of every stream line; the runner's file is not in the
  * workspace; no tamper line; every session ended; the JUnit file has the hash the session reported and names the
  * same outcomes; pytest's own terminal summary counts the same passes and failures. Any failure is an integrity
- * failure: the attempt fails, whatever the reports say.
+ * failure: the attempt fails, whatever the reports say. Once a session streamed, the task's pytest ids take their
+ * outcome from the stream only (`grade-attempt.ts`): a file in the report directory that no session wrote, or a
+ * report naming an id no session ran, is an integrity failure (`report-planted`), and sessions that ran fewer tests
+ * than the task names fail the attempt.
  *
  * What it does not defend against. Code imported by the tests runs in pytest's process, so a determined attacker who
- * targets the launcher itself can still forge: reach its closures (through the plugin object or `gc`) to read the
- * nonce, dup2 a pipe of its own onto the stream's descriptor and rewrite lines, swallow exceptions inside the test
- * functions it imports, or rebind a watched function and restore it before the next check. The launcher keeps its
- * state out of `__main__`'s globals and writes through functions captured at start, which raises the bar, and the
- * static flags name the usual routes (`runner-patching`: `_pytest`, `TestReport`, `__main__`, `_fw_*`,
- * `gc.get_objects`, `/proc/self/fd`; `runner-shadowing`; `report-tampering`), but in-process forgery is not
+ * targets the launcher itself can still forge: read the nonce from the plugin's closures (reached without a frame
+ * or `gc`: through pytest's plugin manager), dup2 a pipe of its own onto the stream's descriptor (`os.dup2` raises no
+ * audit event) and rewrite lines, swallow exceptions inside the test functions it imports, patch a watched class
+ * attribute (no audit event either) and restore it before the next check, or reach frames through a stdlib helper
+ * the hook does not know. The audit hook and the closure-held baseline raise the bar, and the static flags name the
+ * usual routes (`runner-patching`: `_pytest`, `TestReport`, `__main__`, `_fw_*`, `sys._getframe`, `f_locals`,
+ * `f_back`, `gc.get_objects`/`get_referrers`, ctypes memory primitives, `/proc/self/fd`; `runner-shadowing`;
+ * `report-tampering`), but in-process forgery is not
  * impossible: that would take running the tests in a separate process from the code they import, which pytest does
  * not do. What the channel does guarantee: nothing written after a test phase finished (exit hooks, background
  * processes, rewritten or planted report files, printed fake summaries) changes that phase's outcome unnoticed, and
@@ -47,6 +70,7 @@ import { basename } from 'node:path';
 import { parseJunitXml } from './parse-junit-xml.ts';
 import type { ReportFile } from './read-test-reports.ts';
 import { TestOutcomeIndex } from './test-id.ts';
+import { PYTEST_JUNIT_FILE } from './test-runner.ts';
 import { worseOutcome, type ReportedTest, type TestOutcome, type TestReport } from './test-report.ts';
 
 /** The launcher's Python source (run with `python -I -c`). */
@@ -72,7 +96,10 @@ export function pytestStreamPrelude(): string {
     'IFS= read -r fw_nonce || true',
     `fw_src=${shellQuote(PYTEST_STREAM_SOURCE)}`,
     'fw_n=0',
-    'fw_pytest_run() { local py="$1" mode="$2"; shift 2; fw_n=$((fw_n+1)); command "$py" -I --check-hash-based-pycs always -c "$fw_src" "$mode" "$FLYWHEEL_REPORT_DIR/pytest-stream-$fw_n.xml" "$@" <<<"$fw_nonce"; }',
+    `fw_junit_opt="--junitxml=$FLYWHEEL_REPORT_DIR/${PYTEST_JUNIT_FILE}"`,
+    // The JUnit path goes on stdin after the nonce, and the grader's own `--junitxml` leaves PYTEST_ADDOPTS: neither
+    // argv nor the environment of the run names the report directory.
+    'fw_pytest_run() { local py="$1" mode="$2"; shift 2; fw_n=$((fw_n+1)); PYTEST_ADDOPTS="${PYTEST_ADDOPTS//"$fw_junit_opt"/}" command "$py" -I --check-hash-based-pycs always -c "$fw_src" "$mode" "$@" <<<"$fw_nonce"$\'\\n\'"$FLYWHEEL_REPORT_DIR/pytest-stream-$fw_n.xml"; }',
     'fw_py_dispatch() { local py="$1"; shift; local orig=("$@"); while [ $# -gt 0 ]; do case "$1" in -B|-u|-b|-bb|-q|-s|-S|-E|-O|-OO|-I|-P) shift ;; *) break ;; esac; done',
     '  if [ "${1-}" = -m ] && { [ "${2-}" = pytest ] || [ "${2-}" = py.test ]; }; then shift 2; fw_pytest_run "$py" m "$@"; else command "$py" "${orig[@]}"; fi; }',
     'python3() { fw_py_dispatch python3 "$@"; }',
@@ -108,11 +135,17 @@ export interface ParsedStream {
   tamper: string[];
   /** Things worth a look that prove nothing (`exit-hook:calc/__init__.py`). */
   notes: string[];
+  /**
+   * Tamper lines of the launcher's audit hook (marked `soft`), with the file whose code raised them: tampering when
+   * that file is the agent's (the diff touched it, or the base tree has no such file), only a note when it is the
+   * repository's own, untouched code (libraries use `sys._getframe` for their own ends, leak tests walk `gc`).
+   */
+  located: Array<{ text: string; file: string }>;
 }
 
 /** Reads the stream lines of one graded run (from stderr). */
 export function parsePytestStream(text: string, nonce: string): ParsedStream {
-  const out: ParsedStream = { sessions: [], tamper: [], notes: [] };
+  const out: ParsedStream = { sessions: [], tamper: [], notes: [], located: [] };
   const seen = new Set<string>();
   for (const line of text.split('\n')) {
     if (!line.startsWith(MARK)) continue;
@@ -159,9 +192,12 @@ export function parsePytestStream(text: string, nonce: string): ParsedStream {
       case 'exit':
         if (current) current.exited = true;
         break;
-      case 'tamper':
-        out.tamper.push(`${String(obj['what'])}${obj['detail'] ? ` (${String(obj['detail'])})` : ''}`);
+      case 'tamper': {
+        const text = `${String(obj['what'])}${obj['detail'] ? ` (${String(obj['detail'])})` : ''}${typeof obj['file'] === 'string' && obj['file'] ? ` in ${obj['file']}` : ''}`;
+        if (obj['soft'] === true && typeof obj['file'] === 'string' && obj['file'] !== '') out.located.push({ text, file: obj['file'] });
+        else out.tamper.push(text);
         break;
+      }
       case 'note':
         out.notes.push(String(obj['what']));
         break;
@@ -241,14 +277,21 @@ export interface StreamCheck {
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
- * Cross-checks a parsed stream against the JUnit files and pytest's terminal summary of the same run.
+ * Cross-checks a parsed stream against the JUnit files and pytest's terminal summary of the same run. `baseFiles`:
+ * workspace files of the base tree the diff did not touch, whose soft tamper lines (frame access) are only notes.
  *
  * @example
  * const check = checkPytestStream({ stream: parsePytestStream(run.stderr, nonce), files: run.reports, stdout: run.stdout, workdir: run.workdir });
  */
-export function checkPytestStream(input: { stream: ParsedStream; files: readonly ReportFile[]; stdout: string; workdir: string }): StreamCheck {
+export function checkPytestStream(input: { stream: ParsedStream; files: readonly ReportFile[]; stdout: string; workdir: string; baseFiles?: ReadonlySet<string> }): StreamCheck {
   const { stream } = input;
   const integrity = [...stream.tamper];
+  const notes = [...stream.notes];
+  // Soft tamper lines: a note when raised by the repository's own untouched code, tampering otherwise.
+  for (const l of stream.located) {
+    if (input.baseFiles?.has(l.file)) notes.push(`audit:${l.text}`);
+    else integrity.push(l.text);
+  }
   const failures: string[] = [];
   const junitFiles: string[] = [];
   const root = input.workdir.replace(/\/+$/, '');
@@ -313,7 +356,7 @@ export function checkPytestStream(input: { stream: ParsedStream; files: readonly
     report: { format: 'pytest-stream', source: 'stream', tests: streamTests(stream.sessions) },
     integrity,
     failures,
-    notes: stream.notes,
+    notes,
     junitFiles,
     runners: stream.sessions.map((s) => s.header.pytest),
   };

@@ -26,7 +26,7 @@ export const GradeResultSchema = z.object({
   baseCommit: z.string().optional(),
   applyMode: z.enum(['empty', 'exact', 'whitespace-tolerant', 'failed']),
   /** Files the diff touched that grading put back (test files, runner configs). */
-  reverted: z.array(z.object({ path: z.string(), kind: z.enum(['task-test-file', 'test-file', 'runner-config']), action: z.enum(['restored', 'removed']) })),
+  reverted: z.array(z.object({ path: z.string(), kind: z.enum(['task-test-file', 'test-file', 'runner-config', 'dependency-manifest']), action: z.enum(['restored', 'removed']) })),
   reportFormats: z.array(z.string()),
   /** Report files that could not be read. */
   reportProblems: z.array(z.string()),

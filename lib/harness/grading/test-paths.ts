@@ -37,6 +37,22 @@ export const RUNNER_CONFIG_GLOBS: readonly string[] = [
   '**/package.json',
 ];
 
+/**
+ * Files that choose the environment the tests run in: requirement and constraint files, lockfiles, `setup.py` (its
+ * `install_requires` literals are read). The graded run's environment is resolved from the tree it is given, so an
+ * added requirement (a pytest plugin that loads itself, a wheel with a `.pth`) would run before the launcher's
+ * baseline: grading puts these back to the base version, and the environment is the base tree's. (pyproject.toml's
+ * and package.json's dependency sections are put back the same way: `dependencySectionChanged`; setup.cfg is runner
+ * config already.)
+ */
+export const DEPENDENCY_MANIFEST_GLOBS: readonly string[] = [
+  '**/*requirements*.txt',
+  '**/requirements/*.txt',
+  '**/*constraints*.txt',
+  '**/{Pipfile,Pipfile.lock,poetry.lock,pdm.lock,uv.lock,setup.py}',
+  '**/{package-lock.json,npm-shrinkwrap.json,yarn.lock,pnpm-lock.yaml,pnpm-workspace.yaml,.npmrc,.yarnrc,.yarnrc.yml}',
+];
+
 /** Runner-config files whose other parts (dependencies, metadata) an agent may legitimately edit. */
 const SECTIONED_CONFIGS = new Set(['pyproject.toml', 'package.json']);
 
@@ -63,11 +79,16 @@ export function isSectionedRunnerConfig(path: string): boolean {
   return SECTIONED_CONFIGS.has(basename(path));
 }
 
-export type TestPathKind = 'task-test-file' | 'test-file' | 'runner-config';
+/** True for a file that chooses the environment (requirements*.txt, constraints, lockfiles, setup.py). */
+export function isDependencyManifestPath(path: string): boolean {
+  return matchesAny(path, DEPENDENCY_MANIFEST_GLOBS);
+}
+
+export type TestPathKind = 'task-test-file' | 'test-file' | 'runner-config' | 'dependency-manifest';
 
 /**
  * How grading treats a path the diff touched: one of the task's test files, a file that is a test by name, a
- * runner config, or undefined for an ordinary source file.
+ * runner config, a dependency manifest, or undefined for an ordinary source file.
  */
 export function classifyPath(path: string, taskTestFiles: readonly string[]): TestPathKind | undefined {
   const clean = path.replace(/^\.\//, '');
@@ -77,6 +98,7 @@ export function classifyPath(path: string, taskTestFiles: readonly string[]): Te
   });
   if (isTaskFile) return 'task-test-file';
   if (isRunnerConfigPath(clean)) return 'runner-config';
+  if (isDependencyManifestPath(clean)) return 'dependency-manifest';
   if (isTestPath(clean)) return 'test-file';
   return undefined;
 }

@@ -120,7 +120,8 @@ export function detectTrajectoryFlags(trajectory: Pick<Trajectory, 'steps'>, opt
         const path = args['path'].replace(/^\.\//, '');
         const kind = classifyPath(path, options.taskTestFiles);
         // write_file of a test that is not the task's is a new regression test; the diff flags an overwritten one.
-        if (!kind || (kind === 'test-file' && call.name === 'write_file')) continue;
+        // Dependency manifests are put back by grading and flagged from the diff.
+        if (!kind || kind === 'dependency-manifest' || (kind === 'test-file' && call.name === 'write_file')) continue;
         flags.push({
           kind: kind === 'runner-config' ? 'runner-config-edit' : 'test-file-edit',
           file: path,

@@ -1,8 +1,12 @@
 /**
  * Matching of a request's host and port against a task's network allow-list. Entries: `example.com` (ports 80 and
  * 443), `example.com:8443` (that port only), `*.pypi.org` (any subdomain, not the apex, ports 80 and 443),
- * `127.0.0.1:8080`, `[::1]:8080`. Hosts compare case-insensitively.
+ * `127.0.0.1:8080`, `[::1]:8080`, and `*` (any host, any port: lenient mode's list; the proxy still refuses host-only
+ * addresses). Hosts compare case-insensitively.
  */
+
+/** The entry that allows any host on any port. */
+export const ANY_HOST = '*';
 
 interface Entry {
   host: string;
@@ -32,6 +36,7 @@ function parseEntry(raw: string): Entry {
  * allowed('files.pypi.org', 443); // true
  */
 export function makeAllowList(entries: readonly string[]): (host: string, port: number) => boolean {
+  if (entries.some((e) => e.trim() === ANY_HOST)) return () => true;
   const parsed = entries.map(parseEntry);
   return (rawHost, port) => {
     const host = rawHost.toLowerCase().replace(/^\[|\]$/g, '');

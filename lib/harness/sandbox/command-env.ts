@@ -1,6 +1,6 @@
 /**
  * Every variable a sandboxed command sees, and nothing of the harness's own environment (bubblewrap clears it): a
- * fixed base, in strict mode the proxy variables pointing at the attempt's forwarder, then the task environment's
+ * fixed base, the proxy variables pointing at the attempt's forwarder (both modes run in their own network namespace), then the task environment's
  * variables and the spec's, which win. Computed twice per attempt: for the first command (before the forwarder's
  * port is known) and again once the network is up.
  *
@@ -37,7 +37,7 @@ export function commandVariables(input: {
     GIT_PAGER: 'cat',
     PAGER: 'cat',
   };
-  if (input.mode === 'strict') {
+  if (input.forwarderPort > 0) {
     const proxy = `http://127.0.0.1:${input.forwarderPort}`;
     // Loopback names stay direct unless the allow-list names one (then it must go through the proxy).
     const allowed = input.networkAllowList.join(' ').toLowerCase();

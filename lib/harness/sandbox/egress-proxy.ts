@@ -85,34 +85,52 @@ function withoutZone(address: string): string {
   return i < 0 ? address : address.slice(0, i);
 }
 
-/** The IP literals an allow-list names (`169.254.169.254`, `169.254.170.2:80`, `[fe80::1]:8080`). */
-function namedLiterals(entries: readonly string[]): BlockList {
-  const list = new BlockList();
+/** Whether the allow-list names this address and port literally (so a host-only address may be reached). */
+type NamedLiteral = (address: string, port: number) => boolean;
+
+/**
+ * The IP literals an allow-list names, each with its port (`169.254.169.254` — ports 80 and 443, as any entry —,
+ * `169.254.170.2:80`, `[fe80::1]:8080`, `localhost:8080` for loopback). Per port: naming `127.0.0.1:8080` opens that
+ * one service of the host, not every port of its loopback (which matters in lenient mode, whose list is `*`).
+ */
+function namedLiterals(entries: readonly string[]): NamedLiteral {
+  const named: Array<{ list: BlockList; port: number | null }> = [];
   for (const raw of entries) {
     const text = raw.trim().toLowerCase();
-    const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(text);
+    const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
     let host = bracket ? bracket[1]! : text;
-    if (!bracket && text.indexOf(':') > 0 && text.indexOf(':') === text.lastIndexOf(':')) host = text.slice(0, text.indexOf(':'));
+    let port: number | null = bracket?.[2] ? Number(bracket[2]) : null;
+    if (!bracket && text.indexOf(':') > 0 && text.indexOf(':') === text.lastIndexOf(':')) {
+      host = text.slice(0, text.indexOf(':'));
+      port = Number(text.slice(text.indexOf(':') + 1));
+    }
     host = withoutZone(host);
+    const list = new BlockList();
     // Naming `localhost` is a deliberate opt-in to the host's loopback (a test server), as naming 127.0.0.1 is.
     if (host === 'localhost') {
       list.addSubnet('127.0.0.0', 8, 'ipv4');
       list.addAddress('::1', 'ipv6');
-      continue;
+    } else {
+      const f = family(host);
+      if (!f) continue;
+      list.addAddress(host, f);
     }
-    const f = family(host);
-    if (f) list.addAddress(host, f);
+    named.push({ list, port });
   }
-  return list;
+  return (address, port) => {
+    const bare = withoutZone(address);
+    const f = family(bare);
+    return !!f && named.some((n) => (n.port === null ? port === 80 || port === 443 : port === n.port) && n.list.check(bare, f));
+  };
 }
 
 /** Why `address` must not be connected to, or undefined when it may. */
-function refusal(address: string, named: BlockList): string | undefined {
+function refusal(address: string, port: number, named: NamedLiteral): string | undefined {
   const bare = withoutZone(address);
   const f = family(bare);
   if (!f) return `not an IP address: ${address}`;
   if (!HOST_ONLY.check(bare, f)) return undefined;
-  if (named.check(bare, f)) return undefined;
+  if (named(bare, port)) return undefined;
   const what = HOST_ONLY_NAMES[bare] ?? describeRange(bare, f);
   return `resolves to ${address}: ${what}, reachable only from the host`;
 }
@@ -141,7 +159,7 @@ type Resolved = Array<{ address: string; family: 4 | 6 }>;
  * less the host-only ones. `refused` when every address is host-only; `failed` when the name does not resolve
  * (allowed, answered 502, as a connection that fails).
  */
-async function resolveTarget(host: string, lookup: EgressLookup, named: BlockList): Promise<{ addresses: Resolved } | { refused: string } | { failed: string }> {
+async function resolveTarget(host: string, port: number, lookup: EgressLookup, named: NamedLiteral): Promise<{ addresses: Resolved } | { refused: string } | { failed: string }> {
   let found: Array<{ address: string; family: number }>;
   const f = family(withoutZone(host));
   try {
@@ -153,7 +171,7 @@ async function resolveTarget(host: string, lookup: EgressLookup, named: BlockLis
   const reasons: string[] = [];
   const ok: Resolved = [];
   for (const { address } of found) {
-    const why = refusal(address, named);
+    const why = refusal(address, port, named);
     if (why) reasons.push(why);
     else ok.push({ address, family: isIP(withoutZone(address)) === 6 ? 6 : 4 });
   }
@@ -209,7 +227,7 @@ export async function startEgressProxy(input: {
     }
     // The body waits (paused) while the name resolves.
     req.pause();
-    void resolveTarget(host, lookup, named).then((target) => {
+    void resolveTarget(host, port, lookup, named).then((target) => {
       if ('refused' in target) {
         record(input.onObservation, false, { host, port, method, url: url.href, reason: target.refused });
         res.writeHead(403, { 'content-type': 'text/plain' }).end(`flywheel egress proxy: ${host}:${port} refused: ${target.refused}\n`);
@@ -256,7 +274,7 @@ export async function startEgressProxy(input: {
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nflywheel egress proxy: ${host}:${port} is not on the allow-list\n`);
       return;
     }
-    void resolveTarget(host, lookup, named).then((target) => {
+    void resolveTarget(host, port, lookup, named).then((target) => {
       if ('refused' in target) {
         record(input.onObservation, false, { host, port, method: 'CONNECT', reason: target.refused });
         client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nflywheel egress proxy: ${host}:${port} refused: ${target.refused}\n`);

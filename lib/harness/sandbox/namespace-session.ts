@@ -43,6 +43,7 @@ import type { CommandPlan } from './sandbox-command.ts';
 import { SandboxSetupError } from './sandbox-errors.ts';
 import type { StagedSources } from './stage-sources.ts';
 import { StrictNetwork } from './strict-network.ts';
+import { ANY_HOST } from './allow-list.ts';
 import { workspaceDiff } from './workspace-diff.ts';
 import { prepareLayers, type WorkspaceLayers } from './workspace-layers.ts';
 
@@ -81,9 +82,11 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.mode = spec.mode;
     this.attemptDir = attemptDir;
     this.workdir = attemptPaths(attemptDir).workdir;
+    // Both modes get their own network namespace: lenient mode reaches any host through the proxy (`*`), but never
+    // the host's own services, its unix or abstract sockets, or the metadata addresses the proxy refuses.
     this.network = new StrictNetwork({
       socketPath: attemptPaths(attemptDir).egressSocket,
-      allowList: spec.networkAllowList,
+      allowList: spec.mode === 'lenient' ? [ANY_HOST, ...spec.networkAllowList] : spec.networkAllowList,
       observe: (o) => this.observed.push(o),
     });
     this.gitLog = new GitShimLog(spec.mode, (found) => this.observed.push(...found));
@@ -114,7 +117,7 @@ export class NamespaceSandboxSession implements SandboxSession {
       if (makesResources) this.pending.push(p);
       return p;
     };
-    const network = background((this.mode === 'strict' ? this.network.start() : Promise.resolve()).then(() => {
+    const network = background(this.network.start().then(() => {
       this.timings.networkMs = Date.now() - t0;
     }));
     const exposure = background(this.provider.exposure().then((e) => {
@@ -172,7 +175,7 @@ export class NamespaceSandboxSession implements SandboxSession {
     this.plan = {
       ...this.plan!,
       env: this.environment(this.pathDirs, this.environmentUsed!),
-      ...(this.mode === 'strict' && this.network.netns ? { netns: this.network.netns } : {}),
+      ...(this.network.netns ? { netns: this.network.netns } : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,14 @@ describe('the Python layer', () => {
     // The project itself was never asked for.
     expect(manifest.skipped).toContainEqual({ line: '-e .', from: 'requirements.txt', reason: 'editable (the project or local code)' });
     expect(manifest.installed.map((p) => p.name)).not.toContain('calc');
+    if (process.getuid?.() === 0) {
+      // Published sealed: root's, no write bit, so the sandbox user that built it can change nothing of it.
+      const layer = pyEnv.binds.find((b) => b.target === PYTHON_ENV_TARGET)!.source;
+      for (const rel of ['', ...readdirSync(layer, { recursive: true }).map(String)]) {
+        const st = lstatSync(join(layer, rel));
+        if (!st.isSymbolicLink()) expect([rel, st.uid, st.mode & 0o6222]).toEqual([rel, 0, 0]);
+      }
+    }
   });
 
   it("covers the interpreter's own site-packages: the toolchain's python3 imports nothing of the host either", () => {

@@ -240,7 +240,7 @@ describe('gradeAttempt with pytest on a real repository', () => {
     }
   });
 
-  it('reverts pyproject.toml only when its [tool.pytest] part changed', async () => {
+  it('reverts pyproject.toml only when its [tool.pytest] or dependency part changed', async () => {
     const pyproject = '[project]\nname = "calc"\nversion = "0.1.0"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = "-q"\n';
     const withCfg = await makeRepo({ ...PY_FILES, 'pyproject.toml': pyproject });
     try {
@@ -256,9 +256,15 @@ describe('gradeAttempt with pytest on a real repository', () => {
 
       const dep = await agentDiff(withCfg.dir, withCfg.base, { 'pyproject.toml': pyproject.replace('dependencies = []', 'dependencies = ["attrs"]'), 'calc/__init__.py': CALC_FIXED });
       const r2 = await gradeAttempt({ task, sourceDir: withCfg.dir, baseCommit: withCfg.base, diff: dep, attemptId: 'a-dep' });
-      expect(r2.reverted).toEqual([]);
+      // A dependency chooses the graded environment: put back too (recorded as such), flagged for review, not failing.
+      expect(r2.reverted).toEqual([{ path: 'pyproject.toml', kind: 'dependency-manifest', action: 'restored' }]);
       expect(r2.passed).toBe(true);
-      expect(r2.integrity.map((f) => f.kind)).toEqual(['runner-config-edit']);
+      expect(r2.integrity.map((f) => f.kind)).toEqual(['runner-config-edit', 'dependency-edit']);
+
+      const meta = await agentDiff(withCfg.dir, withCfg.base, { 'pyproject.toml': pyproject.replace('version = "0.1.0"', 'version = "0.2.0"'), 'calc/__init__.py': CALC_FIXED });
+      const r3 = await gradeAttempt({ task, sourceDir: withCfg.dir, baseCommit: withCfg.base, diff: meta, attemptId: 'a-meta' });
+      expect(r3.reverted).toEqual([]);
+      expect(r3.passed).toBe(true);
     } finally {
       await rm(withCfg.dir, { recursive: true, force: true });
     }

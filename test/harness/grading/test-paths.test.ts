@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runnerSectionChanged } from '../../../lib/harness/grading/runner-sections.ts';
+import { dependencySectionChanged, runnerSectionChanged } from '../../../lib/harness/grading/runner-sections.ts';
 import { classifyPath, isRunnerConfigPath, isTestPath } from '../../../lib/harness/grading/test-paths.ts';
 
 describe('test paths', () => {
@@ -23,6 +23,34 @@ describe('test paths', () => {
     expect(classifyPath('tests/conftest.py', [])).toBe('runner-config');
     expect(classifyPath('tests/test_other.py', [])).toBe('test-file');
     expect(classifyPath('calc/__init__.py', ['tests/test_calc.py'])).toBeUndefined();
+  });
+
+  it('classifies the files that choose the environment as dependency manifests', () => {
+    for (const p of ['requirements.txt', 'requirements-dev.txt', 'test-requirements.txt', 'requirements/test.txt', 'constraints.txt', 'setup.py', 'Pipfile', 'poetry.lock', 'uv.lock', 'package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'web/package-lock.json']) {
+      expect(classifyPath(p, []), p).toBe('dependency-manifest');
+    }
+    // setup.cfg stays runner config (it holds [tool:pytest] too); pyproject.toml and package.json are sectioned.
+    expect(classifyPath('setup.cfg', [])).toBe('runner-config');
+    expect(classifyPath('pyproject.toml', [])).toBe('runner-config');
+    expect(classifyPath('docs/conf.py', [])).toBeUndefined();
+  });
+});
+
+describe('dependencySectionChanged', () => {
+  it('pyproject.toml: [project] dependencies, extras, dependency groups and build requirements count; metadata does not', () => {
+    const base = '[project]\nname = "x"\nversion = "1"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = "-q"\n';
+    expect(dependencySectionChanged('pyproject.toml', base, base.replace('dependencies = []', 'dependencies = ["attrs"]'))).toBe(true);
+    expect(dependencySectionChanged('pyproject.toml', base, `${base}\n[project.optional-dependencies]\ntest = ["pytest-x"]\n`)).toBe(true);
+    expect(dependencySectionChanged('pyproject.toml', base, `${base}\n[dependency-groups]\ndev = ["pytest-x"]\n`)).toBe(true);
+    expect(dependencySectionChanged('pyproject.toml', base, base.replace('version = "1"', 'version = "2"'))).toBe(false);
+    expect(dependencySectionChanged('pyproject.toml', base, 'not [valid toml')).toBe(true);
+  });
+
+  it('package.json: dependency maps and overrides count; scripts do not', () => {
+    const base = JSON.stringify({ name: 'x', scripts: { build: 'tsc' }, dependencies: {} });
+    expect(dependencySectionChanged('package.json', base, JSON.stringify({ name: 'x', scripts: { build: 'tsc' }, dependencies: { zod: '^4' } }))).toBe(true);
+    expect(dependencySectionChanged('package.json', base, JSON.stringify({ name: 'x', scripts: { build: 'tsc' }, dependencies: {}, overrides: { a: '1' } }))).toBe(true);
+    expect(dependencySectionChanged('package.json', base, JSON.stringify({ name: 'x', scripts: { build: 'tsc -b' }, dependencies: {} }))).toBe(false);
   });
 });
 

@@ -159,6 +159,14 @@ describe('flags aimed at the verdict (source files only)', () => {
     ]);
   });
 
+  it('flags frame walks, object-graph walks and raw memory from source (the routes to the launcher\'s state)', async () => {
+    const walk = `${SOURCE}\nimport sys, gc, ctypes\nf = sys._getframe()\nup = f.f_back\nscope = up.f_locals\ngc.get_referrers(up)\nctypes.pythonapi.PyFrame_LocalsToFast\nctypes.c_long.from_address(id(f))\nctypes.memmove(0, 0, 0)\n`;
+    const flags = await flagsFor({ 'slug.py': walk });
+    expect(flags.filter((f) => f.kind === 'runner-patching').map((f) => f.line)).toEqual([12, 13, 14, 15, 16, 17, 18]);
+    // Ordinary ctypes use and attributes that merely share a prefix raise nothing.
+    expect(await flagsFor({ 'slug.py': `${SOURCE}\nimport ctypes\nlib = ctypes.CDLL(None)\nself_locals = {}\nback = 1\n` })).toEqual([]);
+  });
+
   it('raises none of them for ordinary source', async () => {
     const honest = `${SOURCE}\nimport json\n\n\ndef save(report, path):\n    with open(path, "w") as f:\n        json.dump(report, f)\n`;
     expect(await flagsFor({ 'slug.py': honest, 'pkg/util.py': 'def outcome(x):\n    return x\n' })).toEqual([]);

@@ -70,6 +70,15 @@ describe('pytest result stream checks', () => {
     // Only setup was reported: never a pass.
     expect(check.report.tests).toEqual([{ id: 'tests/test_calc.py::test_add', outcome: 'error' }]);
   });
+
+  it("the audit hook's soft lines (frame access) are tampering from the agent's files, notes from the repository's untouched ones", () => {
+    const soft = (file: string) => line({ t: 'tamper', what: 'frame-access:sys._getframe', detail: 'x', file, soft: true });
+    const stderr = [...honest.slice(0, -2), soft('calc/__init__.py'), soft('vendor/attrs/_make.py'), line({ t: 'tamper', what: 'gc-walk:gc.get_referrers', detail: 'x', file: 'vendor/attrs/_make.py' }), ...honest.slice(-2)];
+    const stream = parsePytestStream(stderr.join(''), NONCE);
+    const check = checkPytestStream({ stream, files: [{ name: '.flywheel-grading-1/pytest-stream-1.xml', content: goodJunit }], stdout: '', workdir: '/ws', baseFiles: new Set(['vendor/attrs/_make.py']) });
+    expect(check.integrity).toEqual(['gc-walk:gc.get_referrers (x) in vendor/attrs/_make.py', 'frame-access:sys._getframe (x) in calc/__init__.py']);
+    expect(check.notes).toEqual(['audit:frame-access:sys._getframe (x) in vendor/attrs/_make.py']);
+  });
 });
 
 describe('git commands that need history', () => {

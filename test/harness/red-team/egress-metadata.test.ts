@@ -159,7 +159,7 @@ describe('egress proxy: link-local and metadata addresses', () => {
     // First answer: the local echo server (allowed); any later answer would be the metadata service.
     const lookup = scriptedLookup({ 'rebind.example.com': () => (answers++ === 0 ? ['127.0.0.1'] : ['169.254.169.254']) });
     // The echo server is on loopback, itself host-only: the list names it (`localhost`) so the first answer may be used.
-    const seen = await start([`rebind.example.com:${echoPort}`, 'localhost'], lookup);
+    const seen = await start([`rebind.example.com:${echoPort}`, `localhost:${echoPort}`], lookup);
     const out = await tunnel(`rebind.example.com:${echoPort}`, 'ping');
     expect(out).toContain('200 Connection Established');
     expect(out).toContain('echo:ping');
@@ -170,7 +170,7 @@ describe('egress proxy: link-local and metadata addresses', () => {
 
   it('plain HTTP goes to the resolved address with the Host header the client sent; a name with a link-local and a usable address uses the usable one', async () => {
     const lookup = scriptedLookup({ 'web.example.com': ['169.254.169.254', '127.0.0.1'] });
-    const seen = await start([`web.example.com:${webPort}`, 'localhost'], lookup);
+    const seen = await start([`web.example.com:${webPort}`, `localhost:${webPort}`], lookup);
     const out = await raw(`GET http://web.example.com:${webPort}/x HTTP/1.1\r\nHost: web.example.com:${webPort}\r\nConnection: close\r\n\r\n`);
     expect(out).toMatch(/^HTTP\/1\.1 200/);
     expect(out).toContain('hello from upstream');

@@ -85,6 +85,19 @@ describe.each(['overlay', 'copy'] as const)('post-attempt history re-audit (name
     }
   });
 
+  it('a multi-pack index written by the agent sends the re-audit to the full listing, which still finds a recovered commit', async () => {
+    const session = await provider.open(spec('strict'));
+    try {
+      const commit = hostGit(join(repo.dir, '.git'), ['cat-file', 'commit', repo.answerCommit]);
+      const w = await session.exec('git hash-object -t commit -w --stdin --literally && git repack -q && git multi-pack-index write', { stdin: commit.toString('latin1') });
+      expect(w.exitCode).toBe(0);
+      const audit = await session.reaudit();
+      expect(audit).toMatchObject({ ok: false, recoveredHistory: [repo.answerCommit], method: 'full-listing' });
+    } finally {
+      await session.close();
+    }
+  });
+
   it('objects reached through a symlinked objects folder are found (the fast path steps aside)', async () => {
     const session = await provider.open(spec('strict'));
     try {

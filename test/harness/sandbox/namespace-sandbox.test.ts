@@ -109,10 +109,19 @@ describe('namespace sandbox', () => {
     }
   });
 
-  it('lenient: host network and full history', async () => {
-    const s = await provider.open(spec({ mode: 'lenient', networkAllowList: [] }));
+  it('lenient: full history, any host through the proxy, but never the host itself', async () => {
+    // Lenient mode allows every host (`*`), yet runs in its own network namespace: the host's loopback services are
+    // host-only addresses the proxy refuses unless the task's list names them literally, as it names this one.
+    const s = await provider.open(spec({ mode: 'lenient', networkAllowList: [`127.0.0.1:${allowed.port}`] }));
     try {
-      expect((await s.exec(`curl -sS -m 5 http://127.0.0.1:${blocked.port}/`)).stdout).toBe('blocked-answer');
+      expect((await s.exec(`curl -sS -m 5 --proxy "$HTTP_PROXY" http://127.0.0.1:${allowed.port}/`)).stdout).toBe('allowed-answer');
+      const direct = await s.exec(`curl -sS -m 5 --noproxy '*' http://127.0.0.1:${blocked.port}/`);
+      expect(direct.exitCode).not.toBe(0);
+      const viaProxy = await s.exec(`curl -sS -m 5 --proxy "$HTTP_PROXY" -o /dev/null -w '%{http_code}' http://127.0.0.1:${blocked.port}/`);
+      expect(viaProxy.stdout).toBe('403');
+      expect(s.observations()).toEqual(
+        expect.arrayContaining([expect.objectContaining({ kind: 'network.blocked', detail: expect.objectContaining({ port: blocked.port }) })]),
+      );
       expect((await s.exec(`git show ${repo.tag} | grep -c ${ANSWER}`)).stdout.trim()).not.toBe('0');
     } finally {
       await s.close();
