@@ -15,6 +15,7 @@ import { sampleTask } from '../sweeps/support/scripted-rollout.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 import { motoClients } from '../support/aws-test-resources.ts';
 import { createBatchTestResources, type BatchTestResources } from './jobs-moto-resources.ts';
+import { recordWire } from '../support/record-wire.ts';
 
 const aws = motoClients();
 let r: BatchTestResources;
@@ -22,16 +23,7 @@ const SWE_IMAGE = 'swebench/sweb.eval.x86_64.django_1776_django-11099:latest';
 
 function driver() {
   const batch = new BatchClient({ endpoint: aws.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
-  const sent: Array<{ operation: string; body: Record<string, unknown> }> = [];
-  batch.middlewareStack.add(
-    (next, context) => async (args) => {
-      const raw = (args.request as { body?: unknown }).body;
-      const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? new TextDecoder().decode(raw) : '';
-      if (text !== '') sent.push({ operation: String(context.commandName), body: JSON.parse(text) });
-      return next(args);
-    },
-    { step: 'build', name: 'flywheelRecordWire' },
-  );
+  const sent = recordWire(batch);
   return { jobs: new BatchJobs(batch, r.logs, { queues: r.queues, definitions: r.definitions }), sent, batch };
 }
 

@@ -17,6 +17,7 @@ import type { RecordsPort } from '../../lib/ports/records.ts';
 import { createTestTable, motoClients } from '../support/aws-test-resources.ts';
 import { createBatchTestResources, type BatchTestResources } from './jobs-moto-resources.ts';
 import { describeJobsContract } from './jobs.contract.ts';
+import { recordWire } from '../support/record-wire.ts';
 
 const aws = motoClients();
 let resources: Promise<BatchTestResources> | undefined;
@@ -24,20 +25,6 @@ const shared = () => (resources ??= createBatchTestResources(aws.endpoint));
 let table: Promise<string> | undefined;
 const records = async (): Promise<RecordsPort> => new DynamoDbRecords(aws.documents, await (table ??= createTestTable(aws)));
 
-/** Records every request body this client sends, by operation (the JSON as it goes on the wire). */
-function recordWire(batch: BatchClient): Array<{ operation: string; body: Record<string, unknown> }> {
-  const sent: Array<{ operation: string; body: Record<string, unknown> }> = [];
-  batch.middlewareStack.add(
-    (next, context) => async (args) => {
-      const raw = (args.request as { body?: unknown }).body;
-      const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? new TextDecoder().decode(raw) : '';
-      if (text !== '') sent.push({ operation: String(context.commandName), body: JSON.parse(text) });
-      return next(args);
-    },
-    { step: 'build', name: 'flywheelRecordWire' },
-  );
-  return sent;
-}
 
 async function driver(options: { withRecords?: boolean } = {}) {
   const r = await shared();
