@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
 import { createModel } from '../lib/models/create-model.ts';
 import { readLabelledSet } from '../lib/modes/classifier/labelled-set.ts';
+import type { LocalClassifier } from '../lib/modes/classifier/local-classifier.ts';
 import { classifySignal, type ChainOutcome } from '../lib/modes/classify-signal.ts';
 import { fixedClassifier } from '../lib/modes/current-classifier.ts';
 import { ensureTaxonomy } from '../lib/modes/taxonomy/taxonomy-store.ts';
 import { labelledSignal } from './chain-eval.ts';
-import type { benchLocal } from './classify.ts';
-import { textOf } from './eval-classifier.ts';
+import { textOf } from './support/classifier-report.ts';
 import { startSimulatedJudge } from './simulated-judge.ts';
 
 const SIGNALS = Number(process.env.BENCH_CHAIN_SIGNALS ?? 1000);
@@ -31,7 +31,7 @@ interface ChainRun {
   seconds: number;
 }
 
-async function runChain(local: ReturnType<typeof benchLocal>, delayMs: number, signals: number): Promise<ChainRun> {
+async function runChain(local: { model: LocalClassifier }, delayMs: number, signals: number): Promise<ChainRun> {
   const records = readLabelledSet();
   const oracle = new Map(records.map((r) => [textOf(r), r.modes]));
   const judge = await startSimulatedJudge(oracle, local.model.modes, { accuracy: 0.85, delayMs });
@@ -59,7 +59,7 @@ async function runChain(local: ReturnType<typeof benchLocal>, delayMs: number, s
   }
 }
 
-export async function benchChain(local: ReturnType<typeof benchLocal>): Promise<string[]> {
+export async function benchChain(local: { model: LocalClassifier }): Promise<string[]> {
   const fast = await runChain(local, 0, SIGNALS);
   const slow = await runChain(local, LATENCY_MS, Math.min(SIGNALS, 300));
   const line = (label: string, r: ChainRun) => {

@@ -12,12 +12,13 @@ import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
 import { createModel } from '../lib/models/create-model.ts';
 import { calibration, multiLabelMetrics, type Calibration, type MultiLabelMetrics } from '../lib/modes/classifier/classification-metrics.ts';
 import type { LabelledRecord } from '../lib/modes/classifier/labelled-set.ts';
+import type { LocalClassifier } from '../lib/modes/classifier/local-classifier.ts';
 import { classifySignal, type ChainOutcome } from '../lib/modes/classify-signal.ts';
 import { fixedClassifier } from '../lib/modes/current-classifier.ts';
 import { signalKeyOf } from '../lib/modes/record-keys.ts';
 import type { Signal } from '../lib/modes/signal.ts';
 import { ensureTaxonomy } from '../lib/modes/taxonomy/taxonomy-store.ts';
-import { formatMetrics, textOf, type evaluateLocal } from './eval-classifier.ts';
+import { formatMetrics, textOf } from './support/classifier-report.ts';
 import { startSimulatedJudge } from './simulated-judge.ts';
 
 export interface ChainEval {
@@ -51,7 +52,7 @@ export function labelledSignal(r: LabelledRecord, id: string = r.id, receivedAt 
 }
 
 export async function evaluateChain(
-  local: ReturnType<typeof evaluateLocal>,
+  local: { heldout: LabelledRecord[]; model: LocalClassifier },
   options: { judgeAccuracy: number; malformedShare?: number; brokenShare?: number },
 ): Promise<ChainEval> {
   const { heldout, model } = local;

@@ -14,7 +14,7 @@ import { readLabelledSet, toLabelledExamples } from '../lib/modes/classifier/lab
 import { loadLocalClassifier, trainLocalClassifier, type LocalClassifier } from '../lib/modes/classifier/local-classifier.ts';
 import { defaultTaxonomy } from '../lib/modes/taxonomy/taxonomy.ts';
 import { benchChain } from './chain-bench.ts';
-import { textOf } from './eval-classifier.ts';
+import { textOf } from './support/classifier-report.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);

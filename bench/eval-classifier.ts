@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { calibration, multiLabelMetrics, type Calibration, type MultiLabelMetrics } from '../lib/modes/classifier/classification-metrics.ts';
 import { readLabelledSet, toLabelledExamples, type LabelledRecord } from '../lib/modes/classifier/labelled-set.ts';
 import { trainLocalClassifier, type Classification, type LocalClassifier } from '../lib/modes/classifier/local-classifier.ts';
-import { signalText } from '../lib/modes/classifier/signal-text.ts';
 import { defaultTaxonomy } from '../lib/modes/taxonomy/taxonomy.ts';
 import { evaluateChain, formatChain } from './chain-eval.ts';
+import { formatMetrics, num, pct, textOf } from './support/classifier-report.ts';
 
 export interface LocalEval {
   model: { modelVersion: string; trainExamples: number; heldoutItems: number; trainSeconds: number; escalationThreshold: number; validation: LocalClassifier['validation'] };
@@ -30,7 +30,6 @@ export interface LocalEval {
   confidenceCalibration: Calibration;
 }
 
-export const textOf = (r: LabelledRecord): string => signalText({ title: r.title, body: r.text }) ?? r.text;
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
 
 /** Trains on `train`, evaluates on `heldout`. */
@@ -98,17 +97,7 @@ export function evaluateLocal(records: LabelledRecord[] = readLabelledSet()): { 
   };
 }
 
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`.padStart(6);
-const num = (x: number): string => x.toFixed(3);
 
-export function formatMetrics(title: string, m: MultiLabelMetrics): string[] {
-  const lines = [title, `  ${'mode'.padEnd(32)} precision  recall     F1  support`];
-  for (const s of m.perMode) lines.push(`  ${s.mode.padEnd(32)}     ${num(s.precision)}   ${num(s.recall)}  ${num(s.f1)}  ${String(s.support).padStart(7)}`);
-  lines.push(`  ${'micro'.padEnd(32)}     ${num(m.micro.precision)}   ${num(m.micro.recall)}  ${num(m.micro.f1)}  ${String(m.items).padStart(7)} items`);
-  lines.push(`  ${'macro'.padEnd(32)}     ${num(m.macro.precision)}   ${num(m.macro.recall)}  ${num(m.macro.f1)}`);
-  lines.push(`  exact label set: ${pct(m.exactMatch)}`);
-  return lines;
-}
 
 export function formatCalibration(title: string, c: Calibration): string[] {
   const lines = [`${title}  (ECE ${num(c.ece)}, Brier ${num(c.brier)}, ${c.items} points)`, '  bin          count  mean conf  accuracy'];

@@ -30,8 +30,7 @@ import { harnessGrader } from '../lib/harness/attempt/harness-grader.ts';
 import { listAttemptRecords } from '../lib/harness/attempt/attempt-record.ts';
 import { loadSuite } from '../lib/harness/eval/load-suite.ts';
 import { runEval } from '../lib/harness/eval/run-eval.ts';
-import { NamespaceSandboxProvider, type NamespaceSandboxSession } from '../lib/harness/sandbox/namespace-sandbox.ts';
-import { CachedEnvironmentResolver } from '../lib/harness/environment/cached-environments.ts';
+import { cachedEnvironmentResolver, NamespaceSandboxProvider, type NamespaceSandboxSession } from '../lib/harness/sandbox/namespace-sandbox.ts';
 import { openAiCompatibleModel } from '../lib/models/openai-compatible.ts';
 import { CORRECT_FIX, makeCalcSuite } from '../test/harness/eval/calc-suite.ts';
 import { startScriptedModelServer } from '../test/support/scripted-model-server.ts';
@@ -284,7 +283,7 @@ async function environmentBuilds(work: string, rounds: number): Promise<void> {
   const rows: Record<string, number[]> = { 'python cold': [], 'node cold': [], 'cached, same resolver': [], 'cached, new resolver': [] };
   for (let r = 0; r < rounds; r++) {
     const cacheDir = join(work, `envs-${r}`);
-    const resolver = new CachedEnvironmentResolver({ cacheDir });
+    const resolver = cachedEnvironmentResolver({ cacheDir });
     let t0 = performance.now();
     await resolver.resolve({ treeDir: pyTree });
     rows['python cold']!.push(performance.now() - t0);
@@ -295,7 +294,7 @@ async function environmentBuilds(work: string, rounds: number): Promise<void> {
     await resolver.resolve({ treeDir: pyTree });
     rows['cached, same resolver']!.push(performance.now() - t0);
     t0 = performance.now();
-    await new CachedEnvironmentResolver({ cacheDir }).resolve({ treeDir: pyTree });
+    await cachedEnvironmentResolver({ cacheDir }).resolve({ treeDir: pyTree });
     rows['cached, new resolver']!.push(performance.now() - t0);
   }
   console.log(`\ntask environment layers, ${rounds} round(s), built in the strict build sandbox (package indexes only):`);

@@ -1,11 +1,12 @@
 /**
  * The forge's candidate deletions: what a strategy proposes to remove from a repository whose tests pass, and the
- * functions that find, apply, revert and describe them. Certification (`certify-candidate.ts`) consumes these; this
- * file holds the shared types and re-exports the entry points, so callers import one module.
+ * descriptions the statement writer reads. Types only: the functions that find, apply, revert and describe candidates
+ * live in `candidates/`, `leftovers/` and `statement/`, and import these types (never the other way round, so the
+ * folders form no import cycle). Certification (`certify-candidate.ts`) consumes them.
  *
  * @example
- * const candidates = await findCandidates('/src/calc', { languages: ['typescript'], maxCandidates: 50 });
- * for (const c of candidates) console.log(c.id, c.strategy, c.symbols);
+ * import type { Candidate } from './candidate.ts';
+ * const candidates: Candidate[] = await findCandidates('/src/calc', { languages: ['typescript'], maxCandidates: 50 });
  */
 
 /** How a candidate deletes a feature; each task is named with its strategy. */
@@ -50,26 +51,6 @@ export interface Candidate {
   context: CandidateContext;
 }
 
-export interface FindCandidatesOptions {
-  /** Globs or path prefixes (repository-relative); a file must match one to be considered. Default: everything. */
-  include?: string[];
-  /** Globs or path prefixes to leave alone. Test, generated and vendored files are always left alone. */
-  exclude?: string[];
-  /** Languages for symbol strategies and file removal; `any` adds file removal for other languages. Default: all. */
-  languages?: CandidateLanguage[];
-  /** Cap on candidates returned (after dedupe, in a stable order that interleaves strategies). */
-  maxCandidates?: number;
-  /** Strategies to run. Default: all four. */
-  strategies?: CandidateStrategy[];
-  /** Give un-annotated TypeScript functions their inferred return type when their body is removed. Default true. */
-  inferReturnTypes?: boolean;
-  /** Drop candidates that no test file statically reaches (see `findReferencingTests`). Default false. */
-  requireTests?: boolean;
-  /** Told about each file (or strategy on a file) that yields nothing because it could not be handled, and why. */
-  onSkip?: (path: string, reason: string) => void;
-  /** A parsed repository to reuse (from `indexRepository`), so a caller that also asks for tests parses once. */
-  index?: RepoIndex;
-}
 
 /** Scores from the quality rubric, 1 (bad) to 5 (good). */
 export interface TaskQualityScore {
@@ -85,17 +66,3 @@ export interface FailingTest {
   id: string;
   body?: string;
 }
-
-export type { ModelsPort } from '../ports/models.ts';
-import type { RepoIndex } from './parse/index-repository.ts';
-export type { RepoIndex };
-export { indexRepository } from './parse/index-repository.ts';
-
-export { findCandidates } from './candidates/find-candidates.ts';
-export { applyCandidate, revertCandidate } from './candidates/apply-candidate.ts';
-export { findReferencingTests } from './candidates/find-referencing-tests.ts';
-export { findLeftovers, stripLeftovers } from './leftovers/strip-leftovers.ts';
-export { writeTaskStatement, type TaskStatement, type WriteStatementOptions } from './statement/write-task-statement.ts';
-export { findLeaks, removedCodeLines, type Leak } from './statement/find-leaks.ts';
-export { failingTestSources } from './statement/failing-test-sources.ts';
-export { scoreTaskQuality, type TaskQualityResult, type ScoreQualityOptions } from './statement/score-task-quality.ts';

@@ -4,7 +4,8 @@
  * a mix); within a strategy, candidates some test reaches come first, then path and position.
  */
 import { resolve } from 'node:path';
-import type { Candidate, CandidateStrategy, FindCandidatesOptions } from '../candidate.ts';
+import type { Candidate, CandidateLanguage, CandidateStrategy } from '../candidate.ts';
+import type { RepoIndex } from '../parse/index-repository.ts';
 import { indexRepository } from '../parse/index-repository.ts';
 import { isConfigPath, isGeneratedText, isTestPath, isVendoredPath, passesFilters } from '../parse/source-files.ts';
 import { classCandidates } from './class-candidates.ts';
@@ -17,6 +18,27 @@ import { dedupeCandidates } from './make-candidate.ts';
 
 /** Strategy order: also the interleaving order (same list as `STRATEGIES`; not imported, to keep `candidate.ts` free of cycles). */
 const STRATEGIES: readonly CandidateStrategy[] = ['function-body', 'class', 'function-group', 'file'];
+
+export interface FindCandidatesOptions {
+  /** Globs or path prefixes (repository-relative); a file must match one to be considered. Default: everything. */
+  include?: string[];
+  /** Globs or path prefixes to leave alone. Test, generated and vendored files are always left alone. */
+  exclude?: string[];
+  /** Languages for symbol strategies and file removal; `any` adds file removal for other languages. Default: all. */
+  languages?: CandidateLanguage[];
+  /** Cap on candidates returned (after dedupe, in a stable order that interleaves strategies). */
+  maxCandidates?: number;
+  /** Strategies to run. Default: all four. */
+  strategies?: CandidateStrategy[];
+  /** Give un-annotated TypeScript functions their inferred return type when their body is removed. Default true. */
+  inferReturnTypes?: boolean;
+  /** Drop candidates that no test file statically reaches (see `findReferencingTests`). Default false. */
+  requireTests?: boolean;
+  /** Told about each file (or strategy on a file) that yields nothing because it could not be handled, and why. */
+  onSkip?: (path: string, reason: string) => void;
+  /** A parsed repository to reuse (from `indexRepository`), so a caller that also asks for tests parses once. */
+  index?: RepoIndex;
+}
 
 /**
  * Every candidate deletion in `repoDir` the options allow. Test files, runner configuration, generated files and

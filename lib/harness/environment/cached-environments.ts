@@ -45,11 +45,17 @@ export interface CachedEnvironmentOptions {
   /** Where built environments are kept. Default `$TMPDIR/flywheel-envs`. */
   cacheDir?: string;
   /**
-   * Where builds run. Default: a strict sandbox of a `NamespaceSandboxProvider` rooted at `sandboxRoot` (the
-   * environment is given explicitly, so that provider's own resolver is never asked). `'process'`: a plain child
-   * process in a private mount namespace (trusted trees only). Or any sandbox provider, or a custom runner.
+   * Where builds run. Default `'sandbox'`: a strict sandbox of the provider `buildSandbox` makes, rooted at
+   * `sandboxRoot` (the environment is given explicitly, so that provider's own resolver is never asked). `'process'`:
+   * a plain child process in a private mount namespace (trusted trees only). Or any sandbox provider, or a custom runner.
    */
   builder?: 'sandbox' | 'process' | SandboxProvider | BuildRunner;
+  /**
+   * Makes the build sandbox's provider (for `builder: 'sandbox'`). Given by the sandbox side
+   * (`cachedEnvironmentResolver` in `lib/harness/sandbox/namespace-provider.ts`), so this folder depends on the
+   * sandbox's interface only and the two form no import cycle.
+   */
+  buildSandbox?: (root: string) => SandboxProvider;
   /** Root of the default build sandbox provider (when the harness's provider root is custom). Default `<cacheDir>/.build-sandbox`. */
   sandboxRoot?: string;
   /** One layer build's wall clock; default 20 minutes. */
@@ -114,11 +120,11 @@ export class CachedEnvironmentResolver implements EnvironmentResolver {
     else if (builder === 'process') this.#runner = processBuildRunner();
     else if (builder === 'sandbox') {
       const root = this.options.sandboxRoot ?? join(this.cacheDir, '.build-sandbox');
-      // Imported when first needed: the sandbox provider itself uses this resolver.
-      this.#runner = sandboxBuildRunner(async () => {
-        const { NamespaceSandboxProvider } = await import('../sandbox/namespace-sandbox.ts');
-        return new NamespaceSandboxProvider({ root });
-      });
+      const make = this.options.buildSandbox;
+      if (!make) {
+        throw new EnvironmentBuildError('builder "sandbox" needs buildSandbox (use cachedEnvironmentResolver from lib/harness/sandbox/namespace-sandbox.ts), or give a builder');
+      }
+      this.#runner = sandboxBuildRunner(async () => make(root));
     } else this.#runner = sandboxBuildRunner(builder);
     return this.#runner;
   }

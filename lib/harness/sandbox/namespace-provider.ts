@@ -14,7 +14,7 @@ import { chown, mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { CachedEnvironmentResolver } from '../environment/cached-environments.ts';
+import { CachedEnvironmentResolver, type CachedEnvironmentOptions } from '../environment/cached-environments.ts';
 import type { EnvironmentResolver } from '../environment/environment-resolver.ts';
 import { createAttemptDir, sweepAttempts } from './attempt-dir.ts';
 import { reserveUsed, type AttemptDisk } from './attempt-disk.ts';
@@ -55,7 +55,7 @@ export class NamespaceSandboxProvider implements SandboxProvider, SandboxHost {
     this.root = resolve(options.root ?? join(tmpdir(), 'flywheel-sandbox'));
     const uid = options.uid ?? 61000;
     this.user = { uid, gid: options.gid ?? uid, name: 'flywheel' };
-    this.environments = options.environments ?? new CachedEnvironmentResolver();
+    this.environments = options.environments ?? cachedEnvironmentResolver();
   }
 
   /**
@@ -143,4 +143,15 @@ export class NamespaceSandboxProvider implements SandboxProvider, SandboxHost {
     await bindMount(copy, workdir);
     return 'copy';
   }
+}
+
+/**
+ * The cached environment resolver whose builds run in a strict sandbox of this provider: the default of every
+ * `NamespaceSandboxProvider`, and what a caller that resolves environments on its own uses.
+ *
+ * @example
+ * const env = await cachedEnvironmentResolver({ cacheDir: '/var/cache/flywheel-envs' }).resolve({ treeDir });
+ */
+export function cachedEnvironmentResolver(options: CachedEnvironmentOptions = {}): CachedEnvironmentResolver {
+  return new CachedEnvironmentResolver({ buildSandbox: (root) => new NamespaceSandboxProvider({ root }), ...options });
 }

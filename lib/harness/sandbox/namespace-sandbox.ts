@@ -30,7 +30,7 @@
  * await session.close();
  */
 export { DEFAULT_LIMITS } from './attempt-limits.ts';
-export { NamespaceSandboxProvider } from './namespace-provider.ts';
+export { NamespaceSandboxProvider, cachedEnvironmentResolver } from './namespace-provider.ts';
 export { NamespaceSandboxSession } from './namespace-session.ts';
 export type { NamespaceSandboxOptions } from './namespace-types.ts';
 export { SANDBOX_EXEC_ERROR, SandboxSetupError } from './sandbox-errors.ts';

@@ -35,7 +35,7 @@ export interface NamespaceSandboxOptions {
   exposeInterpreters?: boolean | string[];
   /** Also run `git fsck --connectivity-only --unreachable` in the strict audit (about 20 ms on 10,000 files). Default true. */
   fsckAudit?: boolean;
-  /** Builds the environment of a spec that has none. Default `new CachedEnvironmentResolver()`. */
+  /** Builds the environment of a spec that has none. Default `cachedEnvironmentResolver()` (builds in a strict sandbox of this provider). */
   environments?: EnvironmentResolver;
   /** The unprivileged uid (and gid) commands run as, inside and outside the sandbox. Default 61000. */
   uid?: number;

@@ -13,7 +13,7 @@ import {
   type CachedSandboxEnvironment,
   type EnvironmentEvent,
 } from '../../../lib/harness/environment/cached-environments.ts';
-import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
+import { cachedEnvironmentResolver, NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import { runInEnvironment, writeTree } from './environment-fixture.ts';
 
 /** The builder under test: the strict sandbox (default); FLYWHEEL_TEST_ENV_BUILDER=process runs the same builds as plain processes. */
@@ -39,7 +39,7 @@ beforeAll(async () => {
   // The build sandbox's unprivileged user must reach the cache and the bound folders below it.
   chmodSync(work, 0o755);
   cacheDir = join(work, 'cache');
-  resolver = new CachedEnvironmentResolver({ cacheDir, builder, onEvent: (e) => events.push(e) });
+  resolver = cachedEnvironmentResolver({ cacheDir, builder, onEvent: (e) => events.push(e) });
   hostOnly = ['torch', 'numpy', 'requests', 'yaml', 'attr'].find((m) => {
     try {
       execFileSync('python3', ['-c', `import ${m}`], { stdio: 'ignore' });
@@ -125,7 +125,7 @@ describe('the Python layer', () => {
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
       const t = Date.now();
-      const again = await new CachedEnvironmentResolver({ cacheDir, builder }).resolve({ treeDir: copy });
+      const again = await cachedEnvironmentResolver({ cacheDir, builder }).resolve({ treeDir: copy });
       times.push(Date.now() - t);
       expect(again.id).toBe(pyEnv.id);
     }
@@ -163,9 +163,9 @@ describe('the Python layer', () => {
   it('two resolvers in two processes build a new layer once', async () => {
     const tree = writeTree(join(work, 'race'), { 'requirements.txt': 'iniconfig\n', 'test_x.py': 'def test_x():\n    pass\n' });
     const script = join(work, 'race.ts');
-    const module = fileURLToPath(new URL('../../../lib/harness/environment/cached-environments.ts', import.meta.url));
+    const module = fileURLToPath(new URL('../../../lib/harness/sandbox/namespace-sandbox.ts', import.meta.url));
     writeTree(work, {
-      'race.ts': `import { CachedEnvironmentResolver } from ${JSON.stringify(module)};\nconst events = [];\nconst env = await new CachedEnvironmentResolver({ cacheDir: ${JSON.stringify(cacheDir)}, builder: ${JSON.stringify(builder)}, onEvent: (e) => events.push(e.kind) }).resolve({ treeDir: ${JSON.stringify(tree)} });\nconsole.log(JSON.stringify({ id: env.id, events }));\n`,
+      'race.ts': `import { cachedEnvironmentResolver } from ${JSON.stringify(module)};\nconst events = [];\nconst env = await cachedEnvironmentResolver({ cacheDir: ${JSON.stringify(cacheDir)}, builder: ${JSON.stringify(builder)}, onEvent: (e) => events.push(e.kind) }).resolve({ treeDir: ${JSON.stringify(tree)} });\nconsole.log(JSON.stringify({ id: env.id, events }));\n`,
     });
     const runOne = () =>
       new Promise<{ id: string; events: string[] }>((done, fail) => {
@@ -222,7 +222,7 @@ describe('inside a task image', () => {
   it('the image is the environment: nothing built, the interpreters keep their own packages', async () => {
     const tree = writeTree(join(work, 'in-image'), { 'requirements.txt': 'flywheel-never-built==1\n', 'package.json': '{"name":"x"}' });
     const seen: EnvironmentEvent[] = [];
-    const env = await new CachedEnvironmentResolver({ cacheDir, builder, environmentImage: 'swebench/sweb.eval.x86_64.a_1776_b:latest', onEvent: (e) => seen.push(e) }).resolve({ treeDir: tree });
+    const env = await cachedEnvironmentResolver({ cacheDir, builder, environmentImage: 'swebench/sweb.eval.x86_64.a_1776_b:latest', onEvent: (e) => seen.push(e) }).resolve({ treeDir: tree });
     expect(seen).toEqual([]);
     expect(env.masks).toEqual([]);
     expect(env.manifests).toEqual([]);
