@@ -24,7 +24,7 @@ import type { Ports } from '../../lib/ports/ports.ts';
 import { modeKeys } from '../../lib/modes/record-keys.ts';
 import { createTestTable, motoClients, type MotoClients } from '../support/aws-test-resources.ts';
 import { runCli } from '../e2e/runtime-process.ts';
-import { apiEvent, asKey, feedbackEvent, sqsEvent } from '../unit/feedback/harness.ts';
+import { apiEvent, asKey, feedbackEvent, sqsEvent } from '../support/lambda-events.ts';
 
 let aws: MotoClients;
 let table: string;

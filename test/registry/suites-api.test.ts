@@ -18,7 +18,7 @@ import { resolveSweepSelection } from '../../lib/sweeps/resolve-sweep-selection.
 import { driveSweep } from '../sweeps/support/drive-sweep.ts';
 import { rateScript } from '../sweeps/support/scripted-rollout.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
-import { apiEvent } from '../unit/feedback/harness.ts';
+import { apiEvent } from '../support/lambda-events.ts';
 
 let fx: SweepFixture;
 let workflows: LocalWorkflows | undefined;

@@ -16,7 +16,7 @@ import { registerCheckpoint } from '../../../lib/registry/register-checkpoint.ts
 import { registryKeys } from '../../../lib/registry/record-keys.ts';
 import { registerSuite } from '../../../lib/registry/register-suite.ts';
 import { sampleTask } from './scripted-rollout.ts';
-import { apiEvent } from '../../unit/feedback/harness.ts';
+import { apiEvent } from '../../support/lambda-events.ts';
 
 export interface SweepFixture {
   /** The data folder of the local ports. */

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchCheckpoint } from '../../../batch-images/rollout/fetch-checkpoint.ts';
-import { FsBlobs } from '../../../lib/drivers/local/fs-blobs.ts';
+import { fetchCheckpoint } from '../../batch-images/rollout/fetch-checkpoint.ts';
+import { FsBlobs } from '../../lib/drivers/local/fs-blobs.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

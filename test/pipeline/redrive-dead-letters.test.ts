@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { listDeadLetters } from '../../../lib/pipeline/list-dead-letters.ts';
-import { redriveDeadLetters } from '../../../lib/pipeline/redrive-dead-letters.ts';
-import type { QueuePort } from '../../../lib/ports/queue.ts';
+import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { listDeadLetters } from '../../lib/pipeline/list-dead-letters.ts';
+import { redriveDeadLetters } from '../../lib/pipeline/redrive-dead-letters.ts';
+import type { QueuePort } from '../../lib/ports/queue.ts';
 
 let dir: string;
 let ports: LocalPorts;

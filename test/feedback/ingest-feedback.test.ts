@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { blobKeys } from '../../../lib/feedback/record-keys.ts';
-import { feedbackEvent, openHarness, type Harness } from './harness.ts';
+import { blobKeys } from '../../lib/feedback/record-keys.ts';
+import { feedbackEvent, openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiEvent } from '../feedback/harness.ts';
+import { apiEvent } from '../support/lambda-events.ts';
 
 /** A Lambda context as the runtime passes it, so Powertools' injectLambdaContext has what it reads. */
 const context = {
@@ -28,7 +28,7 @@ beforeAll(() => {
 
 describe('Lambda entries (Powertools middlewares over the shared handlers)', () => {
   it('functions/feedback/ingest answers through the HTTP edge', async () => {
-    const { handler } = await import('../../../functions/feedback/ingest.ts');
+    const { handler } = await import('../../functions/feedback/ingest.ts');
     const res = await handler(apiEvent('POST', '/v1/feedback', 'hello', { 'Content-Type': 'text/plain' }), context);
     expect(res.statusCode).toBe(415);
     // The query routes belong to another function.
@@ -38,14 +38,14 @@ describe('Lambda entries (Powertools middlewares over the shared handlers)', () 
   });
 
   it('functions/api/openapi serves the document', async () => {
-    const { handler } = await import('../../../functions/api/openapi.ts');
+    const { handler } = await import('../../functions/api/openapi.ts');
     const res = await handler(apiEvent('GET', '/v1/openapi.json', null, {}), context);
     expect(res.statusCode).toBe(200);
     expect(Object.keys(JSON.parse(res.body).paths)).toEqual(expect.arrayContaining(['/v1/feedback', '/v1/reports', '/v1/openapi.json']));
   });
 
   it('functions/feedback/process reports a poison record as a batch item failure', async () => {
-    const { handler } = await import('../../../functions/feedback/process.ts');
+    const { handler } = await import('../../functions/feedback/process.ts');
     const res = await handler({ Records: [{ messageId: 'm-1', body: 'not json' } as never] }, context);
     expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }] });
   });
@@ -53,7 +53,7 @@ describe('Lambda entries (Powertools middlewares over the shared handlers)', () 
 
 describe('registry Lambda entries (Powertools middlewares over the shared handlers)', () => {
   it('functions/registry/api validates before touching a port, and serves only its routes', async () => {
-    const { handler } = await import('../../../functions/registry/api.ts');
+    const { handler } = await import('../../functions/registry/api.ts');
     const bad = await handler(apiEvent('POST', '/v1/checkpoints', JSON.stringify({ id: 'x' }), { 'Content-Type': 'application/json' }), context);
     expect(bad.statusCode).toBe(400);
     expect(JSON.parse(bad.body).issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['model', 'serving']));
@@ -62,7 +62,7 @@ describe('registry Lambda entries (Powertools middlewares over the shared handle
   });
 
   it('functions/registry/sweeps-api validates the sweep request', async () => {
-    const { handler } = await import('../../../functions/registry/sweeps-api.ts');
+    const { handler } = await import('../../functions/registry/sweeps-api.ts');
     const bad = await handler(apiEvent('POST', '/v1/sweeps', JSON.stringify({ modes: ['loose'] }), { 'Content-Type': 'application/json' }), context);
     expect(bad.statusCode).toBe(400);
     expect(JSON.parse(bad.body).issues[0].path).toBe('modes[0]');

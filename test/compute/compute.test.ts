@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { batchWeightFactors } from '../../../lib/compute/batch-weight-factors.ts';
-import { StrideScheduler } from '../../../lib/compute/stride-scheduler.ts';
-import { STAGES } from '../../../lib/config/stages.ts';
-import { COMPUTE_CATEGORIES, COMPUTE_POOLS, type ComputeCategory } from '../../../lib/ports/jobs.ts';
+import { batchWeightFactors } from '../../lib/compute/batch-weight-factors.ts';
+import { StrideScheduler } from '../../lib/compute/stride-scheduler.ts';
+import { STAGES } from '../../lib/config/stages.ts';
+import { COMPUTE_CATEGORIES, COMPUTE_POOLS, type ComputeCategory } from '../../lib/ports/jobs.ts';
 
 const equal = { inference: 1, training: 1, 'data-and-reward': 1, evaluation: 1, research: 1 };
 

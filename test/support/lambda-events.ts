@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { makeDispatcher } from '../../../lib/api/dispatch.ts';
-import { routes } from '../../../lib/api/routes.ts';
-import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { makeProcessFeedbackHandler } from '../../../lib/feedback/consumers/process-feedback.ts';
-import type { QueueMessage } from '../../../lib/ports/queue.ts';
+import { makeDispatcher } from '../../lib/api/dispatch.ts';
+import { routes } from '../../lib/api/routes.ts';
+import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { makeProcessFeedbackHandler } from '../../lib/feedback/consumers/process-feedback.ts';
+import type { QueueMessage } from '../../lib/ports/queue.ts';
 
 export interface Harness {
   ports: LocalPorts;

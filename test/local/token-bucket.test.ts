@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucketThrottle } from '../../../lib/local/token-bucket.ts';
+import { TokenBucketThrottle } from '../../lib/local/token-bucket.ts';
 
 describe('TokenBucketThrottle', () => {
   it('allows the burst, then refuses with a retry-after, then refills at the rate, per key', () => {

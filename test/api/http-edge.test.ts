@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BODY_LIMITS } from '../../../lib/api/http-api.ts';
-import { feedbackEvent, openHarness, type Harness } from '../feedback/harness.ts';
+import { BODY_LIMITS } from '../../lib/api/http-api.ts';
+import { feedbackEvent, openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {
@@ -45,9 +45,9 @@ describe('the HTTP edge', () => {
   });
 
   it('accepts a base64-encoded body as API Gateway may send it', async () => {
-    const { apiEvent } = await import('../feedback/harness.ts');
-    const { makeDispatcher } = await import('../../../lib/api/dispatch.ts');
-    const { routes } = await import('../../../lib/api/routes.ts');
+    const { apiEvent } = await import('../support/lambda-events.ts');
+    const { makeDispatcher } = await import('../../lib/api/dispatch.ts');
+    const { routes } = await import('../../lib/api/routes.ts');
     const event = apiEvent('POST', '/v1/feedback', Buffer.from(JSON.stringify(feedbackEvent({ eventId: 'b64-1' }))).toString('base64'), {
       'content-type': 'application/json',
     });
@@ -68,9 +68,9 @@ describe('the HTTP edge', () => {
   it('dispatches on resource + method as API Gateway sends them, and on a plain path for the local server', async () => {
     await h.request('POST', '/v1/feedback', { body: feedbackEvent({ eventId: 'route-1' }) });
     await h.drain();
-    const { apiEvent } = await import('../feedback/harness.ts');
-    const { makeDispatcher } = await import('../../../lib/api/dispatch.ts');
-    const { routes } = await import('../../../lib/api/routes.ts');
+    const { apiEvent } = await import('../support/lambda-events.ts');
+    const { makeDispatcher } = await import('../../lib/api/dispatch.ts');
+    const { routes } = await import('../../lib/api/routes.ts');
     const dispatch = makeDispatcher(routes, h.ports);
     const gateway = apiEvent('GET', '/v1/feedback/route-1', null, {});
     gateway.resource = '/v1/feedback/{eventId}';
@@ -84,9 +84,9 @@ describe('the HTTP edge', () => {
   });
 
   it('maps an unexpected failure to a 500 that reveals nothing', async () => {
-    const { makeDispatcher } = await import('../../../lib/api/dispatch.ts');
-    const { routes } = await import('../../../lib/api/routes.ts');
-    const { apiEvent } = await import('../feedback/harness.ts');
+    const { makeDispatcher } = await import('../../lib/api/dispatch.ts');
+    const { routes } = await import('../../lib/api/routes.ts');
+    const { apiEvent } = await import('../support/lambda-events.ts');
     const broken = {
       ...h.ports,
       ingestQueue: { ...h.ports.ingestQueue, send: async () => { throw new Error('disk on fire at /secret/path'); } },

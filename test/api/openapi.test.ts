@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../../lib/api/openapi.ts';
-import { routes } from '../../../lib/api/routes.ts';
-import { openHarness, type Harness } from '../feedback/harness.ts';
+import { buildOpenApiDocument } from '../../lib/api/openapi.ts';
+import { routes } from '../../lib/api/routes.ts';
+import { openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { feedbackEvent, openHarness, type Harness } from './harness.ts';
+import { feedbackEvent, openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {
