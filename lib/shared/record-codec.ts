@@ -1,0 +1,90 @@
+/**
+ * A record codec: one schema per stored record kind, used by its writers (`encode`) and its readers (`decode`), so a
+ * record is typed where it is read and a malformed one fails where it is read, naming the record and the field.
+ *
+ * @example
+ * export const voteRecord = defineRecordCodec({
+ *   kind: 'feedback vote',
+ *   schema: z.object({ eventId: z.string(), rating: z.enum(['up', 'down', 'none']) }),
+ *   keys: (vote) => ({ pk: `FBKEY#${vote.eventId}`, sk: 'CURRENT' }),
+ * });
+ * await records.put(voteRecord.encode(vote));
+ * const stored = voteRecord.decode(await records.get(pk, sk)); // typed; throws MalformedRecordError if not a vote
+ */
+import type { z } from 'zod';
+import { FlywheelError } from '../errors.ts';
+import type { RecordItem } from '../ports/records.ts';
+
+/** The error name a state machine's Catch (or a log query) matches: `Flywheel.MalformedRecord`. */
+export const MALFORMED_RECORD = 'MalformedRecord';
+
+/** A stored record that does not match its kind's schema: a bug or a hand edit, never fixed by a retry. */
+export class MalformedRecordError extends FlywheelError {
+  readonly pk: string;
+  readonly sk: string;
+  /** Dotted path of the first bad field (`rating`, `perTask.3.passed`), or `''` for the record as a whole. */
+  readonly field: string;
+  constructor(kind: string, pk: string, sk: string, field: string, message: string) {
+    super(MALFORMED_RECORD, `${kind} record ${pk} / ${sk}: ${field ? `field "${field}": ` : ''}${message}`);
+    this.pk = pk;
+    this.sk = sk;
+    this.field = field;
+  }
+}
+
+/** The key attributes of an item: the table's and the two secondary indexes'. */
+export interface RecordKeys {
+  pk: string;
+  sk: string;
+  gsi1pk?: string;
+  gsi1sk?: string;
+  gsi2pk?: string;
+  gsi2sk?: string;
+}
+
+const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
+
+export interface RecordCodec<T> {
+  /** Words for errors: `feedback event`, `suite`. */
+  readonly kind: string;
+  /** The item to store: the keys `keys(value)` names plus the value's fields, checked against the schema. */
+  encode(value: T): RecordItem;
+  /** The value of a stored item, without its key attributes; throws `MalformedRecordError` naming the field. */
+  decode(item: RecordItem): T;
+  /** `decode`, or undefined for an absent item (the shape of `records.get`). */
+  decodeIfPresent(item: RecordItem | undefined): T | undefined;
+}
+
+export interface RecordCodecOptions<Schema extends z.ZodType> {
+  kind: string;
+  /** The record's fields, key attributes excluded. Unknown stored attributes are dropped on decode. */
+  schema: Schema;
+  /** Where a value is stored. */
+  keys: (value: z.output<Schema>) => RecordKeys;
+}
+
+export function defineRecordCodec<Schema extends z.ZodType>(
+  options: RecordCodecOptions<Schema>,
+): RecordCodec<z.output<Schema>> {
+  const { kind, schema, keys } = options;
+  const check = (value: unknown, pk: string, sk: string): z.output<Schema> => {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    const issue = result.error.issues[0];
+    throw new MalformedRecordError(kind, pk, sk, issue?.path.map(String).join('.') ?? '', issue?.message ?? 'invalid');
+  };
+  const decode = (item: RecordItem): z.output<Schema> => {
+    const fields: Record<string, unknown> = { ...item };
+    for (const attribute of KEY_ATTRIBUTES) delete fields[attribute];
+    return check(fields, item.pk, item.sk);
+  };
+  return {
+    kind,
+    encode(value) {
+      const key = keys(value);
+      return { ...(check(value, key.pk, key.sk) as object), ...key };
+    },
+    decode,
+    decodeIfPresent: (item) => (item === undefined ? undefined : decode(item)),
+  };
+}
