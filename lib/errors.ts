@@ -39,3 +39,10 @@ export class NotFoundError extends FlywheelError {
     super('NotFoundError', message);
   }
 }
+
+/** The deployment or process is set up wrongly (a missing variable, an unknown job definition): fix the setup, not the input. */
+export class ConfigurationError extends FlywheelError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ConfigurationError', message, options);
+  }
+}
