@@ -143,10 +143,8 @@ async function main(): Promise<void> {
   const jsonPath = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
   const local = evaluateLocal();
   const lines = formatLocal(local.result);
-  let chain: unknown;
-  const c = await evaluateChain(local, { judgeAccuracy: Number(process.env.EVAL_JUDGE_ACCURACY ?? 0.85) });
-  chain = c;
-  lines.push('', ...formatChain(c));
+  const chain = await evaluateChain(local, { judgeAccuracy: Number(process.env.EVAL_JUDGE_ACCURACY ?? 0.85) });
+  lines.push('', ...formatChain(chain));
   console.log(lines.join('\n'));
   if (jsonPath) writeFileSync(jsonPath, JSON.stringify({ local: local.result, chain }, null, 2));
 }

@@ -27,14 +27,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
 import { harnessGrader } from '../lib/harness/attempt/harness-grader.ts';
-import { listAttemptRecords } from '../lib/harness/attempt/attempt-record.ts';
+import { listAttemptRecords } from '../lib/harness/attempt/read-attempt-records.ts';
 import { loadSuite } from '../lib/harness/eval/load-suite.ts';
 import { runEval } from '../lib/harness/eval/run-eval.ts';
 import { cachedEnvironmentResolver, NamespaceSandboxProvider, type NamespaceSandboxSession } from '../lib/harness/sandbox/namespace-sandbox.ts';
 import { openAiCompatibleModel } from '../lib/models/openai-compatible.ts';
 import { CORRECT_FIX, makeCalcSuite } from '../test/harness/eval/calc-suite.ts';
 import { startScriptedModelServer } from '../test/support/scripted-model-server.ts';
-import type { HarnessMode, SandboxSpec } from '../lib/harness/sandbox/sandbox.ts';
+import type { SandboxSpec } from '../lib/harness/sandbox/sandbox.ts';
+import { HARNESS_MODES } from '../lib/harness/task/harness-mode.ts';
 
 /** Writes a repository with `files` files and `commits` commits through `git fast-import` (seconds, not minutes). */
 export function generateRepo(dir: string, files: number, commits: number): string {
@@ -200,7 +201,7 @@ async function overhead(work: string, attempts: number, files: number, commits: 
     console.log(`repository: ${files} files, ${commits} commits, generated in ${Date.now() - g0} ms; base = main~900`);
     console.log(`attempts per row: ${attempts} (after one cold attempt that builds the layer cache)\n`);
     console.log('mode     workspace  cold ms | median  p95 total | median open reaudit close | median layers workspace audit network');
-    for (const mode of ['strict', 'lenient'] as HarnessMode[]) {
+    for (const mode of HARNESS_MODES) {
       for (const workspace of ['overlay', 'copy'] as const) {
         const provider = new NamespaceSandboxProvider({ root: join(work, `sb-${mode}-${workspace}`), workspace });
         const spec: SandboxSpec = {

@@ -34,7 +34,7 @@ import { getSweepReport } from '../lib/sweeps/get-sweep-report.ts';
 import { readShardSpec } from '../lib/sweeps/shard-spec.ts';
 import { startSweep } from '../lib/sweeps/start-sweep.ts';
 import { sweepStepHandlers } from '../lib/sweeps/sweep-step-handlers.ts';
-import { localSweepWorkflow } from '../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepWorkflow } from '../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../lib/sweeps/workflow/sweep.asl.ts';
 import type { ShardOutcome, SweepSteps, SweepStepPorts } from '../lib/sweeps/workflow/sweep-steps.ts';
 import { registryKeys } from '../lib/registry/record-keys.ts';

@@ -20,24 +20,24 @@ import { forgeRepository } from '../../lib/forge/forge-repository.ts';
 import { recertifySuite } from '../../lib/forge/recertify-suite.ts';
 import { parseForgeSpec } from '../../lib/forge/schemas.ts';
 import { NamespaceSandboxProvider } from '../../lib/harness/sandbox/namespace-sandbox.ts';
-import { FlywheelError } from '../../lib/errors.ts';
+import { ConfigurationError, NotFoundError } from '../../lib/errors.ts';
 import { rolloutPortsFromEnv } from '../rollout/rollout-ports.ts';
 
 export async function main(env: Record<string, string | undefined> = process.env): Promise<unknown> {
   const specKey = env['FLYWHEEL_FORGE_SPEC_KEY'];
-  if (!specKey) throw new FlywheelError('ConfigurationError', 'FLYWHEEL_FORGE_SPEC_KEY is not set');
+  if (!specKey) throw new ConfigurationError('FLYWHEEL_FORGE_SPEC_KEY is not set');
   const ports = rolloutPortsFromEnv(env);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
     const body = await ports.blobs.get(specKey);
-    if (!body) throw new FlywheelError('NotFoundError', `forge spec blob ${specKey} does not exist (${ports.describe})`);
+    if (!body) throw new NotFoundError(`forge spec blob ${specKey} does not exist (${ports.describe})`);
     const raw = JSON.parse(Buffer.from(body).toString('utf8')) as Record<string, unknown>;
     const runId = env['FLYWHEEL_FORGE_RUN_ID'] ?? env['AWS_BATCH_JOB_ID'] ?? `forge-${randomUUID()}`;
     const provider = new NamespaceSandboxProvider();
     await provider.sweep();
     if ((env['FLYWHEEL_FORGE_MODE'] ?? 'run') === 'recertify') {
       const suite = env['FLYWHEEL_FORGE_SUITE'];
-      if (!suite) throw new FlywheelError('ConfigurationError', 'FLYWHEEL_FORGE_SUITE is not set (recertify mode)');
+      if (!suite) throw new ConfigurationError('FLYWHEEL_FORGE_SUITE is not set (recertify mode)');
       const outcomes = await recertifySuite({ suite, provider, ports, k: typeof raw['k'] === 'number' ? raw['k'] : 3, onProgress: (o) => log(`${o.taskId}: ${o.result}${o.reason ? ` (${o.reason})` : ''}`) });
       const summary = { runId, mode: 'recertify', suite, outcomes };
       await ports.blobs.put(`forge/runs/${runId}/result.json`, `${JSON.stringify(summary, null, 2)}\n`, { contentType: 'application/json' });

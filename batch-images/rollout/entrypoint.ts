@@ -2,7 +2,7 @@
  * The rollout job: runs one shard of an eval in AWS Batch (or as a child process of the local jobs driver — the
  * same file, run the same way: `node batch-images/rollout/entrypoint.ts`).
  *
- * Reads the shard spec (`lib/compute/shard-spec.ts`) from the blob FLYWHEEL_SHARD_KEY (or inline JSON in
+ * Reads the shard spec (`lib/rollout/shard-spec.ts`) from the blob FLYWHEEL_SHARD_KEY (or inline JSON in
  * FLYWHEEL_SHARD_SPEC), takes its slice of the tasks by AWS_BATCH_JOB_ARRAY_INDEX of FLYWHEEL_SHARD_COUNT (or the
  * spec's `shardCount`), builds its ports from the environment (local over FLYWHEEL_DATA_DIR, else DynamoDB and S3),
  * optionally serves the checkpoint with vLLM beside the harness (FLYWHEEL_VLLM_COMMAND), runs every attempt through
@@ -15,18 +15,18 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROLLOUT_EXIT_CODES, type RolloutExitCode } from '../../lib/compute/rollout-exit-codes.ts';
-import { runRolloutShard } from '../../lib/compute/run-rollout-shard.ts';
+import { ROLLOUT_EXIT_CODES, type RolloutExitCode } from '../../lib/rollout/rollout-exit-codes.ts';
+import { runRolloutShard } from '../../lib/rollout/run-rollout-shard.ts';
 import type { EvalProgress } from '../../lib/harness/eval/run-eval.ts';
-import { parseShardSpec, type ShardSpec } from '../../lib/compute/shard-spec.ts';
-import { ValidationError } from '../../lib/errors.ts';
+import { parseShardSpec, type ShardSpec } from '../../lib/rollout/shard-spec.ts';
+import { ConfigurationError, ValidationError } from '../../lib/errors.ts';
 import { NamespaceSandboxProvider } from '../../lib/harness/sandbox/namespace-sandbox.ts';
 import { adaptiveConcurrency } from '../../lib/models/adaptive-concurrency.ts';
 import { createModel } from '../../lib/models/create-model.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
 import { startVllmSidecar, type VllmSidecar } from './vllm-sidecar.ts';
-import { DEFAULT_VLLM_PORT } from '../../lib/compute/vllm-port.ts';
+import { DEFAULT_VLLM_PORT } from '../../lib/rollout/vllm-port.ts';
 
 /** Every variable the entry point reads, for the README and the job definition. */
 export const ROLLOUT_ENV = {
@@ -95,8 +95,7 @@ async function readSpec(env: Env, ports: RolloutPorts): Promise<ShardSpec> {
 }
 
 function isBadInput(error: unknown): boolean {
-  const name = (error as { name?: string }).name;
-  return error instanceof ValidationError || name === 'Flywheel.ConfigurationError' || name === 'Flywheel.ValidationError';
+  return error instanceof ValidationError || error instanceof ConfigurationError;
 }
 
 /** Runs the shard described by `env`; resolves to the exit code. */

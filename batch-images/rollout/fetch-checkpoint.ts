@@ -18,7 +18,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import { ValidationError } from '../../lib/errors.ts';
-import { forEachLimited } from '../../lib/feedback/for-each-limited.ts';
+import { forEachLimited } from '../../lib/shared/for-each-limited.ts';
 import { extractTarball, UnsafeTarballError } from '../../lib/harness/task/extract-tarball.ts';
 import type { BlobsPort } from '../../lib/ports/blobs.ts';
 

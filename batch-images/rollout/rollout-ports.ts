@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { FlywheelError } from '../../lib/errors.ts';
+import { ConfigurationError } from '../../lib/errors.ts';
 import { DynamoDbRecords } from '../../lib/drivers/aws/dynamodb-records.ts';
 import { S3Blobs } from '../../lib/drivers/aws/s3-blobs.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
@@ -29,7 +29,7 @@ export function rolloutPortsFromEnv(env: Record<string, string | undefined> = pr
     return { records: ports.records, blobs: ports.blobs, describe: `local data folder ${dataDir}`, close: () => ports.close() };
   }
   const missing = ['FLYWHEEL_TABLE', 'FLYWHEEL_BUCKET'].filter((name) => !env[name]);
-  if (missing.length > 0) throw new FlywheelError('ConfigurationError', `Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')} (or set FLYWHEEL_DATA_DIR for local ports)`);
+  if (missing.length > 0) throw new ConfigurationError(`Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')} (or set FLYWHEEL_DATA_DIR for local ports)`);
   const customEndpoint = Boolean(env['AWS_ENDPOINT_URL'] || env['AWS_ENDPOINT_URL_S3']);
   const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
   return {

@@ -4,7 +4,8 @@ import { principalOfContext, requireScope } from '../auth/authorize-request.ts';
 import { scopePortsToTenant } from '../auth/tenant-ports.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { HttpApiHandler } from './http-api.ts';
-import { ForbiddenError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.ts';
+import { ForbiddenError } from '../auth/forbidden-error.ts';
+import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.ts';
 import { errorResult } from './json-response.ts';
 import type { ApiHandler, RouteSpec } from './route.ts';
 

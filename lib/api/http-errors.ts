@@ -40,15 +40,13 @@ export class MethodNotAllowedError extends FlywheelError {
   }
 }
 
-/** Missing API key (401), key not valid (403), over the rate limit (429): API Gateway answers these on AWS; the local server uses the same names. */
+/**
+ * Missing API key (401), over the rate limit (429): API Gateway answers these on AWS; the local server uses the same
+ * names. A key not valid for the route (403) is auth's `ForbiddenError` (`lib/auth/forbidden-error.ts`).
+ */
 export class UnauthorizedError extends FlywheelError {
   constructor(message = 'Missing API key: send it in the x-api-key header') {
     super('Unauthorized', message);
-  }
-}
-export class ForbiddenError extends FlywheelError {
-  constructor(message = 'Invalid API key') {
-    super('Forbidden', message);
   }
 }
 export class ThrottledError extends FlywheelError {

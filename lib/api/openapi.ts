@@ -1,7 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import {
-  ErrorBody,
   EventIdParams,
   FeedbackBatchInput,
   FeedbackEventInput,
@@ -12,6 +11,7 @@ import {
   ReportAccepted,
   ReportInput,
 } from '../feedback/schemas.ts';
+import { ErrorBody } from '../shared/error-body.ts';
 import { REGISTRY_OPERATIONS } from '../registry/http/operations.ts';
 import { SWEEP_OPERATIONS } from '../sweeps/http/operations.ts';
 import { MODES_OPERATIONS } from '../modes/http/operations.ts';

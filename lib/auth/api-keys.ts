@@ -1,15 +1,13 @@
 /**
- * API keys as records of the records port (the root, never a tenant's view): a key is stored only as its SHA-256.
- *
- * | item | pk | sk | gsi1 |
- * | --- | --- | --- | --- |
- * | key | `APIKEY#<sha256 hex of the key>` | `KEY` | `APIKEYS` / `<createdAt>#<keyId>` |
- *
- * `keyId` (the first 16 hex digits of the hash) names a key in `flywheel keys list|revoke` without revealing it.
+ * API keys as records of the records port (the root, never a tenant's view): a key is stored only as its SHA-256
+ * (layout in `record-keys.ts`). `keyId` (the first 16 hex digits of the hash) names a key in
+ * `flywheel keys list|revoke` without revealing it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ValidationError, NotFoundError } from '../errors.ts';
 import type { RecordsPort } from '../ports/records.ts';
+import { apiKeyRecord, type StoredApiKey } from './record-codecs.ts';
+import { apiKeyKeys } from './record-keys.ts';
 import { isTenant, parseScopes, type Scope } from './scopes.ts';
 
 export interface ApiKeyRecord {
@@ -21,11 +19,6 @@ export interface ApiKeyRecord {
   revokedAt?: string;
 }
 
-export const apiKeyKeys = {
-  key: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'KEY' }),
-  all: 'APIKEYS',
-} as const;
-
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
@@ -35,14 +28,15 @@ export function newApiKey(tenant: string): string {
   return `fw_${tenant}_${randomBytes(32).toString('base64url')}`;
 }
 
-function view(item: Record<string, unknown>): ApiKeyRecord {
+/** The key as shown: without its hash or record bookkeeping. */
+function view(stored: StoredApiKey): ApiKeyRecord {
   return {
-    keyId: item.keyId as string,
-    tenant: item.tenant as string,
-    scopes: item.scopes as Scope[],
-    ...(typeof item.name === 'string' ? { name: item.name } : {}),
-    createdAt: item.createdAt as string,
-    ...(typeof item.revokedAt === 'string' ? { revokedAt: item.revokedAt } : {}),
+    keyId: stored.keyId,
+    tenant: stored.tenant,
+    scopes: stored.scopes,
+    ...(stored.name !== undefined ? { name: stored.name } : {}),
+    createdAt: stored.createdAt,
+    ...(stored.revokedAt !== undefined ? { revokedAt: stored.revokedAt } : {}),
   };
 }
 
@@ -70,21 +64,21 @@ export async function createApiKey(
   if (key.length < 20) throw new ValidationError('An API key has at least 20 characters', [{ path: 'key', message: 'too short' }]);
   const hash = hashApiKey(key);
   const record: ApiKeyRecord = { keyId: hash.slice(0, 16), tenant: input.tenant, scopes, ...(input.name ? { name: input.name } : {}), createdAt: now.toISOString() };
-  const { written } = await records.put(
-    { ...apiKeyKeys.key(hash), gsi1pk: apiKeyKeys.all, gsi1sk: `${record.createdAt}#${record.keyId}`, kind: 'apiKey', ...record },
-    { condition: { kind: 'absent' } },
-  );
+  const { written } = await records.put(apiKeyRecord.encode({ hash, kind: 'apiKey', ...record }), { condition: { kind: 'absent' } });
   if (!written) {
-    const existing = await records.get(apiKeyKeys.key(hash).pk, 'KEY');
-    return { key, record: view(existing!) };
+    const { pk, sk } = apiKeyKeys.key(hash);
+    const existing = apiKeyRecord.decodeIfPresent(await records.get(pk, sk));
+    // Written, then deleted before this read: the key is stored nowhere, so answer it as given.
+    return { key, record: existing ? view(existing) : record };
   }
   return { key, record };
 }
 
 /** The record of a key (revoked or not), or undefined. */
 export async function findApiKey(records: RecordsPort, key: string): Promise<ApiKeyRecord | undefined> {
-  const item = await records.get(apiKeyKeys.key(hashApiKey(key)).pk, 'KEY');
-  return item ? view(item) : undefined;
+  const { pk, sk } = apiKeyKeys.key(hashApiKey(key));
+  const stored = apiKeyRecord.decodeIfPresent(await records.get(pk, sk));
+  return stored ? view(stored) : undefined;
 }
 
 /** Every key, oldest first. */
@@ -93,7 +87,7 @@ export async function listApiKeys(records: RecordsPort): Promise<Array<ApiKeyRec
   let cursor: string | undefined;
   do {
     const page = await records.query({ index: 'gsi1', partition: apiKeyKeys.all, limit: 1000, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) out.push(view(item));
+    for (const item of page.items) out.push(view(apiKeyRecord.decode(item)));
     cursor = page.cursor;
   } while (cursor);
   return out;
@@ -101,17 +95,16 @@ export async function listApiKeys(records: RecordsPort): Promise<Array<ApiKeyRec
 
 /** Revokes the key whose keyId is `keyId` (idempotent: the first revocation time is kept). */
 export async function revokeApiKey(records: RecordsPort, keyId: string, now: Date): Promise<ApiKeyRecord> {
-  const page = await records.query({ index: 'gsi1', partition: apiKeyKeys.all, limit: 1000 });
-  let item = page.items.find((i) => i.keyId === keyId);
-  let cursor = page.cursor;
-  while (!item && cursor) {
-    const next = await records.query({ index: 'gsi1', partition: apiKeyKeys.all, limit: 1000, cursor });
-    item = next.items.find((i) => i.keyId === keyId);
-    cursor = next.cursor;
-  }
-  if (!item) throw new NotFoundError(`no API key with id ${keyId}`);
-  if (typeof item.revokedAt === 'string') return view(item);
-  const revoked = { ...item, revokedAt: now.toISOString() };
-  await records.put(revoked);
+  let found: StoredApiKey | undefined;
+  let cursor: string | undefined;
+  do {
+    const page = await records.query({ index: 'gsi1', partition: apiKeyKeys.all, limit: 1000, ...(cursor ? { cursor } : {}) });
+    found = page.items.map((item) => apiKeyRecord.decode(item)).find((k) => k.keyId === keyId);
+    cursor = page.cursor;
+  } while (!found && cursor);
+  if (!found) throw new NotFoundError(`no API key with id ${keyId}`);
+  if (found.revokedAt !== undefined) return view(found);
+  const revoked = { ...found, revokedAt: now.toISOString() };
+  await records.put(apiKeyRecord.encode(revoked));
   return view(revoked);
 }

@@ -1,7 +1,7 @@
-import { ForbiddenError } from '../api/http-errors.ts';
+import { ForbiddenError } from './forbidden-error.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import { findApiKey } from './api-keys.ts';
-import { hasScope, isTenant, SCOPES, type Scope } from './scopes.ts';
+import { hasScope, isTenant, scopeOf, type Scope } from './scopes.ts';
 
 /** Who a request acts as: the key's tenant and scopes. */
 export interface Principal {
@@ -51,7 +51,7 @@ export function principalOfContext(authorizer: unknown): Principal | undefined {
   if (authorizer === null || typeof authorizer !== 'object') return undefined;
   const a = authorizer as Record<string, unknown>;
   if (!isTenant(a.tenant) || typeof a.scopes !== 'string') return undefined;
-  const scopes = a.scopes.split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+  const scopes = a.scopes.split(',').flatMap((word) => scopeOf(word) ?? []);
   if (scopes.length === 0) return undefined;
   return { tenant: a.tenant, scopes, keyId: typeof a.keyId === 'string' ? a.keyId : 'unknown' };
 }

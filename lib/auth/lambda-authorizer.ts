@@ -11,6 +11,7 @@
  * (`apiKeyRequired`, key source HEADER), which throttles each key on its own: a request needs both.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { ForbiddenError } from './forbidden-error.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import { authorizeRequest, toAuthorizerContext } from './authorize-request.ts';
 
@@ -33,7 +34,7 @@ export function makeApiAuthorizer(records: RecordsPort): (event: APIGatewayReque
         context: toAuthorizerContext(principal),
       };
     } catch (error) {
-      if ((error as Error).name !== 'Flywheel.Forbidden') throw error; // a store failure: API Gateway answers 500, not a cached Deny
+      if (!(error instanceof ForbiddenError)) throw error; // a store failure: API Gateway answers 500, not a cached Deny
       return {
         principalId: 'anonymous',
         policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: resource }] },

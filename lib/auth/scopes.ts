@@ -18,13 +18,19 @@ export function hasScope(granted: readonly Scope[], required: Scope): boolean {
   return required === 'read' && granted.includes('admin');
 }
 
+/** The scope a word names, or undefined. */
+export function scopeOf(word: string): Scope | undefined {
+  return SCOPES.find((s) => s === word);
+}
+
 /** `ingest,read` → `['ingest', 'read']`; throws naming the unknown scope. */
 export function parseScopes(text: string | readonly string[]): Scope[] {
   const parts = (typeof text === 'string' ? text.split(',') : [...text]).map((s) => s.trim()).filter((s) => s !== '');
   const out: Scope[] = [];
   for (const p of parts) {
-    if (!(SCOPES as readonly string[]).includes(p)) throw new Error(`unknown scope ${JSON.stringify(p)}: use ${SCOPES.join(', ')}`);
-    if (!out.includes(p as Scope)) out.push(p as Scope);
+    const scope = scopeOf(p);
+    if (!scope) throw new Error(`unknown scope ${JSON.stringify(p)}: use ${SCOPES.join(', ')}`);
+    if (!out.includes(scope)) out.push(scope);
   }
   if (out.length === 0) throw new Error(`no scope given: use one or more of ${SCOPES.join(', ')}`);
   return out;

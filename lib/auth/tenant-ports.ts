@@ -80,10 +80,10 @@ class TenantRecords implements RecordsPort {
   }
   #out(item: RecordItem): RecordItem {
     const p = this.#prefix;
-    const strip = (v: unknown) => (typeof v === 'string' && v.startsWith(p) ? v.slice(p.length) : v);
-    const out: RecordItem = { ...item, pk: strip(item.pk) as string };
-    if (item.gsi1pk !== undefined) out.gsi1pk = strip(item.gsi1pk) as string;
-    if (item.gsi2pk !== undefined) out.gsi2pk = strip(item.gsi2pk) as string;
+    const strip = (v: string) => (v.startsWith(p) ? v.slice(p.length) : v);
+    const out: RecordItem = { ...item, pk: strip(item.pk) };
+    if (item.gsi1pk !== undefined) out.gsi1pk = strip(item.gsi1pk);
+    if (item.gsi2pk !== undefined) out.gsi2pk = strip(item.gsi2pk);
     return out;
   }
   put(item: RecordItem, options?: Parameters<RecordsPort['put']>[1]) {

@@ -1,11 +1,10 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
-import { SqsQueue } from '../drivers/aws/sqs-queue.ts';
+import { openSqsQueues } from '../drivers/aws/open-aws-drivers.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { listDeadLetters } from '../pipeline/list-dead-letters.ts';
 import { redriveDeadLetters } from '../pipeline/redrive-dead-letters.ts';
 import type { QueuePort } from '../ports/queue.ts';
-import { table } from './feedback.ts';
+import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 
 interface QueueFlags {
@@ -21,13 +20,7 @@ async function openQueues(flags: QueueFlags, needSource: boolean) {
   if (flags.dlqUrl || flags.queueUrl) {
     if (!flags.dlqUrl) throw new Error('--queue-url needs --dlq-url too');
     if (needSource && !flags.queueUrl) throw new Error('redrive on AWS needs --queue-url (the source queue) and --dlq-url');
-    const client = new SQSClient({
-      ...(flags.region ? { region: flags.region } : {}),
-      ...(flags.endpointUrl ? { endpoint: flags.endpointUrl } : {}),
-    });
-    const dlq: QueuePort = new SqsQueue(client, flags.dlqUrl);
-    const source: QueuePort | undefined = flags.queueUrl ? new SqsQueue(client, flags.queueUrl) : undefined;
-    return { dlq, source, close: async () => client.destroy() };
+    return openSqsQueues(flags, { dlqUrl: flags.dlqUrl, ...(flags.queueUrl ? { queueUrl: flags.queueUrl } : {}) });
   }
   const ports = await openLocalPorts(dataDirFrom(flags));
   return { dlq: ports.ingestDeadLetters, source: ports.ingestQueue as QueuePort | undefined, close: () => ports.close() };

@@ -2,19 +2,23 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { groupTasksByImage } from '../compute/environment-images.ts';
-import { runEvalOnJobsPerImage } from '../compute/run-eval-on-jobs.ts';
-import { LocalJobs, localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
+import { ConfigurationError } from '../errors.ts';
+import { groupTasksByImage } from '../rollout/environment-images.ts';
+import { runEvalOnJobsPerImage } from '../rollout/run-eval-on-jobs.ts';
+import { LocalJobs } from '../drivers/local/local-jobs.ts';
+import { localJobDefinitionsFromEnv } from '../drivers/local/jobs/job-definitions.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
-import { compareModes, type CompareModesReport } from '../harness/eval/compare-modes.ts';
+import type { CompareModesReport } from '../harness/eval/compare-modes-report.ts';
+import { compareModes } from '../harness/eval/compare-modes.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
-import { runEval, type EvalProgress, type EvalResults } from '../harness/eval/run-eval.ts';
+import type { EvalResults } from '../harness/eval/eval-results.ts';
+import { runEval, type EvalProgress } from '../harness/eval/run-eval.ts';
 import { NamespaceSandboxProvider } from '../harness/sandbox/namespace-sandbox.ts';
-import type { HarnessMode } from '../harness/sandbox/sandbox.ts';
+import { HARNESS_MODES, type HarnessMode } from '../harness/task/harness-mode.ts';
 import { adaptiveConcurrency } from '../models/adaptive-concurrency.ts';
 import { createModel } from '../models/create-model.ts';
-import { table } from './feedback.ts';
+import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 import { formatPercent } from '../format-percent.ts';
 
@@ -41,7 +45,7 @@ function openLocalJobsRunner(dataDir: string, log: (line: string) => void): Loca
   try {
     return new LocalJobs({ dataDir, run: true, definitions: localJobDefinitionsFromEnv() });
   } catch (error) {
-    if ((error as Error).name !== 'Flywheel.ConfigurationError') throw error;
+    if (!(error instanceof ConfigurationError)) throw error;
     log(`the local runtime on ${dataDir} runs the job`);
     return new LocalJobs({ dataDir, run: false, definitions: localJobDefinitionsFromEnv() });
   }
@@ -314,7 +318,7 @@ export function compareModesTable(report: CompareModesReport): string {
     `${report.tasks} task(s) × ${report.attemptsPerTask} attempt(s) per mode · CI: paired bootstrap over tasks, ${report.models[0]?.difference.resamples ?? 0} resamples, seed ${report.models[0]?.difference.seed ?? 0}`,
   ];
   for (const m of report.models) {
-    const notScored = (['strict', 'lenient'] as const)
+    const notScored = HARNESS_MODES
       .map((mode) => ({ mode, n: m[mode].counts['infrastructure-error'] + m[mode].counts.ungraded + m[mode].missing }))
       .filter((x) => x.n > 0);
     if (notScored.length > 0) lines.push(`${m.model}: not scored: ${notScored.map((x) => `${x.n} ${x.mode} attempt(s)`).join(', ')} (infrastructure errors, ungraded or missing; resume with --run-id ${report.runId})`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { callApi, collect, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
+import { table } from './table.ts';
 
 const BATCH_MAX = 500;
 
@@ -153,11 +154,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** A plain aligned text table. */
-export function table(columns: string[], rows: string[][]): string {
-  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => Math.min(60, (r[i] ?? '').length))));
-  const line = (cells: string[]) => cells.map((c, i) => c.slice(0, 60).padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }

@@ -11,7 +11,7 @@ import { recertifySuite } from '../forge/recertify-suite.ts';
 import { parseForgeSpec, RUNNER_KINDS, type ForgeSpecInput } from '../forge/schemas.ts';
 import { NamespaceSandboxProvider } from '../harness/sandbox/namespace-sandbox.ts';
 import { createModel } from '../models/create-model.ts';
-import { table } from './feedback.ts';
+import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 
 interface ForgeRunFlags {

@@ -8,16 +8,16 @@
  * npx flywheel jobs list --category evaluation --status RUNNING
  * npx flywheel jobs logs 3f2c…e1 --index 0 --follow
  */
-import { BatchClient } from '@aws-sdk/client-batch';
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { Command } from 'commander';
-import { BatchJobs, batchJobsConfigFromEnv } from '../drivers/aws/batch-jobs.ts';
-import { LocalJobs, localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
+import { openBatchJobs } from '../drivers/aws/open-aws-drivers.ts';
+import { LocalJobs } from '../drivers/local/local-jobs.ts';
+import { localJobDefinitionsFromEnv } from '../drivers/local/jobs/job-definitions.ts';
 import { COMPUTE_CATEGORIES, COMPUTE_POOLS, TERMINAL_JOB_STATUSES, type ComputeCategory, type ComputePool, type JobDescription, type JobsPort, type JobStatus } from '../ports/jobs.ts';
-import { table } from './feedback.ts';
+import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 
-interface TargetFlags {
+/** Where the jobs are: the local data folder's `jobs.sqlite`, or AWS Batch (`--aws`). */
+interface JobsTargetFlags {
   dataDir?: string;
   aws?: boolean;
   endpointUrl?: string;
@@ -27,11 +27,9 @@ interface TargetFlags {
 const STATUSES: JobStatus[] = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
 
 /** Opens the jobs port the flags point at; `close` releases it. */
-export function openJobsTarget(flags: TargetFlags, env: NodeJS.ProcessEnv = process.env): { jobs: JobsPort; close: () => Promise<void> } {
+export function openJobsTarget(flags: JobsTargetFlags, env: NodeJS.ProcessEnv = process.env): { jobs: JobsPort; close: () => Promise<void> } {
   if (flags.aws || (!flags.dataDir && env['FLYWHEEL_GPU_JOB_QUEUE'])) {
-    const client = { ...(flags.endpointUrl ? { endpoint: flags.endpointUrl } : {}), ...(flags.region ? { region: flags.region } : {}) };
-    const jobs = new BatchJobs(new BatchClient(client), new CloudWatchLogsClient(client), batchJobsConfigFromEnv(env));
-    return { jobs, close: async () => {} };
+    return openBatchJobs(flags, env);
   }
   const jobs = new LocalJobs({ dataDir: dataDirFrom(flags), run: false, definitions: localJobDefinitionsFromEnv(env) });
   return { jobs, close: () => jobs.close() };
@@ -60,7 +58,7 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   return value as T;
 }
 
-async function withJobs<T>(flags: TargetFlags, work: (jobs: JobsPort) => Promise<T>): Promise<T> {
+async function withJobs<T>(flags: JobsTargetFlags, work: (jobs: JobsPort) => Promise<T>): Promise<T> {
   const target = openJobsTarget(flags);
   try {
     return await work(target.jobs);
@@ -69,7 +67,8 @@ async function withJobs<T>(flags: TargetFlags, work: (jobs: JobsPort) => Promise
   }
 }
 
-function targetOptions(command: Command): Command {
+/** The options of every jobs command: the local data folder, or AWS Batch with its endpoint and region. */
+function jobsTargetOptions(command: Command): Command {
   return command
     .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
     .option('--aws', 'AWS Batch (queues and definitions from FLYWHEEL_GPU_JOB_QUEUE, FLYWHEEL_CPU_JOB_QUEUE, FLYWHEEL_JOB_DEFINITIONS)')
@@ -80,12 +79,12 @@ function targetOptions(command: Command): Command {
 export function registerJobsCommands(program: Command): void {
   const jobs = program.command('jobs').description('batch jobs under the five compute categories: list, describe, logs, cancel, submit');
 
-  targetOptions(jobs.command('list').description('jobs, newest first'))
+  jobsTargetOptions(jobs.command('list').description('jobs, newest first'))
     .option('--category <category>', COMPUTE_CATEGORIES.join(' | '))
     .option('--status <status>', STATUSES.join(' | '))
     .option('--pool <pool>', COMPUTE_POOLS.join(' | '))
     .option('--json', 'print JSON')
-    .action(async (flags: TargetFlags & { category?: string; status?: string; pool?: string; json?: boolean }) => {
+    .action(async (flags: JobsTargetFlags & { category?: string; status?: string; pool?: string; json?: boolean }) => {
       const category = oneOf<ComputeCategory>(flags.category, COMPUTE_CATEGORIES, '--category');
       const status = oneOf<JobStatus>(flags.status, STATUSES, '--status');
       const pool = oneOf<ComputePool>(flags.pool, COMPUTE_POOLS, '--pool');
@@ -93,9 +92,9 @@ export function registerJobsCommands(program: Command): void {
       process.stdout.write(flags.json ? `${JSON.stringify(listed, null, 2)}\n` : jobsTable(listed));
     });
 
-  targetOptions(jobs.command('describe').description('one job, with its children for an array job').argument('<jobId>'))
+  jobsTargetOptions(jobs.command('describe').description('one job, with its children for an array job').argument('<jobId>'))
     .option('--json', 'print JSON')
-    .action(async (jobId: string, flags: TargetFlags & { json?: boolean }) => {
+    .action(async (jobId: string, flags: JobsTargetFlags & { json?: boolean }) => {
       const { job, children } = await withJobs(flags, async (j) => ({ job: await j.describe(jobId), children: await j.children(jobId) }));
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ ...job, children }, null, 2)}\n`);
@@ -122,11 +121,11 @@ export function registerJobsCommands(program: Command): void {
       }
     });
 
-  targetOptions(jobs.command('logs').description('log lines of a job (of one child with --index), oldest first').argument('<jobId>'))
+  jobsTargetOptions(jobs.command('logs').description('log lines of a job (of one child with --index), oldest first').argument('<jobId>'))
     .option('--index <n>', 'array child index')
     .option('--follow', 'keep printing new lines until the job ends')
     .option('--limit <n>', 'lines per page', '1000')
-    .action(async (jobId: string, flags: TargetFlags & { index?: string; follow?: boolean; limit: string }) => {
+    .action(async (jobId: string, flags: JobsTargetFlags & { index?: string; follow?: boolean; limit: string }) => {
       const arrayIndex = flags.index === undefined ? undefined : Number(flags.index);
       if (arrayIndex !== undefined && (!Number.isInteger(arrayIndex) || arrayIndex < 0)) throw new Error(`--index must be a non-negative integer (got "${flags.index}")`);
       await withJobs(flags, async (j) => {
@@ -150,14 +149,14 @@ export function registerJobsCommands(program: Command): void {
       });
     });
 
-  targetOptions(jobs.command('cancel').description('stop a job whatever its state (every child of an array job); finished jobs stay as they are').argument('<jobId>'))
+  jobsTargetOptions(jobs.command('cancel').description('stop a job whatever its state (every child of an array job); finished jobs stay as they are').argument('<jobId>'))
     .option('--reason <text>', 'recorded as the status reason', 'cancelled with flywheel jobs cancel')
-    .action(async (jobId: string, flags: TargetFlags & { reason: string }) => {
+    .action(async (jobId: string, flags: JobsTargetFlags & { reason: string }) => {
       await withJobs(flags, (j) => j.cancel(jobId, flags.reason));
       process.stdout.write(`cancel requested: ${jobId}\n`);
     });
 
-  targetOptions(jobs.command('submit').description('submit a job (locally it runs when `npm start` runs on the data folder)'))
+  jobsTargetOptions(jobs.command('submit').description('submit a job (locally it runs when `npm start` runs on the data folder)'))
     .requiredOption('--name <name>', 'job name')
     .requiredOption('--definition <name>', 'job definition, e.g. rollout')
     .requiredOption('--category <category>', COMPUTE_CATEGORIES.join(' | '))
@@ -167,7 +166,7 @@ export function registerJobsCommands(program: Command): void {
     .option('--timeout-seconds <s>', 'kill an attempt after this long')
     .option('--retries <n>', 'retries of a failed attempt')
     .option('--idempotency-token <token>', 'a second submit with it returns the first job')
-    .action(async (flags: TargetFlags & { name: string; definition: string; category: string; pool: string; arraySize?: string; env?: string[]; timeoutSeconds?: string; retries?: string; idempotencyToken?: string }) => {
+    .action(async (flags: JobsTargetFlags & { name: string; definition: string; category: string; pool: string; arraySize?: string; env?: string[]; timeoutSeconds?: string; retries?: string; idempotencyToken?: string }) => {
       const environment = Object.fromEntries(
         (flags.env ?? []).map((pair) => {
           const eq = pair.indexOf('=');

@@ -1,12 +1,10 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
-import { DynamoDbRecords } from '../drivers/aws/dynamodb-records.ts';
+import { openDynamoDbRecords } from '../drivers/aws/open-aws-drivers.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { ensureDataDir } from '../local/runtime.ts';
 import type { RecordsPort } from '../ports/records.ts';
-import { table as textTable } from './feedback.ts';
+import { table as textTable } from './table.ts';
 import { dataDirFrom } from './target.ts';
 
 interface KeyStoreFlags {
@@ -19,9 +17,7 @@ interface KeyStoreFlags {
 /** The records that hold the keys: the DynamoDB table with `--table`, else the local data folder's. */
 function openKeyStore(flags: KeyStoreFlags): { records: RecordsPort; aws: boolean; close: () => void } {
   if (flags.table) {
-    const client = new DynamoDBClient({ ...(flags.region ? { region: flags.region } : {}), ...(flags.endpointUrl ? { endpoint: flags.endpointUrl } : {}) });
-    const records = new DynamoDbRecords(DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }), flags.table);
-    return { records, aws: true, close: () => client.destroy() };
+    return { ...openDynamoDbRecords(flags, flags.table), aws: true };
   }
   const dir = dataDirFrom(flags);
   ensureDataDir(dir);

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { retrainClassifier } from '../modes/current-classifier.ts';
-import { table } from './feedback.ts';
-import { callForCli, dataDirFrom, type TargetFlags } from './target.ts';
+import { table } from './table.ts';
+import { callForCli, dataDirFrom, targetOptions, type TargetFlags } from './target.ts';
 
 interface Flags extends TargetFlags {
   model?: string;
@@ -19,12 +19,9 @@ interface Flags extends TargetFlags {
   json?: boolean;
 }
 
-function targetOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'API base URL of a deployed stage (env FLYWHEEL_API_URL); default: the running local runtime')
-    .option('--api-key <key>', 'API key (env FLYWHEEL_API_KEY); default: the local key')
-    .option('--data-dir <dir>', 'local data folder whose runtime to use (env FLYWHEEL_DATA_DIR)')
-    .option('--json', 'print the raw JSON answer');
+/** The API target's options, and `--json`: every modes command prints the answer as it came on request. */
+function modesOptions(command: Command): Command {
+  return targetOptions(command).option('--json', 'print the raw JSON answer');
 }
 
 function query(flags: Flags, names: (keyof Flags)[]): string {
@@ -46,7 +43,7 @@ const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'st
 export function registerModesCommands(program: Command): void {
   const modes = program.command('modes').description('failure modes: counts per checkpoint, examples, the review queue, clusters');
 
-  targetOptions(
+  modesOptions(
     modes
       .command('list')
       .description('counts and rates per thousand turns per mode, with the trend; --model a,b compares side by side')
@@ -70,7 +67,7 @@ export function registerModesCommands(program: Command): void {
     }),
   );
 
-  targetOptions(
+  modesOptions(
     modes
       .command('examples <mode>')
       .description("a mode's newest examples with evidence, and the eval cases made from it")
@@ -85,7 +82,7 @@ export function registerModesCommands(program: Command): void {
     ),
   );
 
-  targetOptions(
+  modesOptions(
     modes.command('review').description('the human review queue').option('--status <s>', 'pending | done', 'pending').option('--limit <n>', 'page size'),
   ).action((flags: Flags) =>
     show(flags, 'GET', `/v1/review-queue${query(flags, ['status', 'limit'])}`, (b) =>
@@ -96,7 +93,7 @@ export function registerModesCommands(program: Command): void {
     ),
   );
 
-  targetOptions(
+  modesOptions(
     modes
       .command('label <id>')
       .description('label a signal by hand (id: feedback:<eventId> or report:<reportId>)')
@@ -119,7 +116,7 @@ export function registerModesCommands(program: Command): void {
     ),
   );
 
-  targetOptions(
+  modesOptions(
     modes
       .command('clusters')
       .description('clusters of comments; candidate modes (recurring, not explained by the taxonomy) first')
@@ -135,7 +132,7 @@ export function registerModesCommands(program: Command): void {
     ),
   );
 
-  targetOptions(
+  modesOptions(
     modes
       .command('drafts')
       .description('eval drafts; with --from-cluster or --from-report, ask the judge model for a new one')
@@ -154,7 +151,7 @@ export function registerModesCommands(program: Command): void {
     );
   });
 
-  targetOptions(
+  modesOptions(
     modes
       .command('approve <draftId>')
       .description('approve an eval draft: it joins the private suite as a harness task')

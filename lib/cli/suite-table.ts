@@ -3,7 +3,7 @@
  * decimals.
  */
 import type { Suite, SuiteDetail } from '../registry/schemas.ts';
-import { table } from './feedback.ts';
+import { table } from './table.ts';
 import { formatPercent } from '../format-percent.ts';
 
 type SuiteRow = Omit<Suite, 'taskIds'>;

@@ -44,7 +44,7 @@ export function readSuiteFile(file: string): unknown {
   try {
     suite = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${file} is not JSON: ${(e as Error).message}`);
+    throw new Error(`${file} is not JSON: ${(e as Error).message}`, { cause: e });
   }
   const tasks = (suite as { tasks?: { kind?: unknown; path?: unknown } } | null)?.tasks;
   if (file !== '-' && tasks?.kind === 'folder' && typeof tasks.path === 'string' && tasks.path !== '' && !isAbsolute(tasks.path)) {

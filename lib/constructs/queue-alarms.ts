@@ -4,12 +4,11 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { QueueWithDeadLetter } from './queue-with-dead-letter.ts';
 
-export interface QueueAlarmsProps {
+export interface QueueAlarmsProps extends QueueWithDeadLetter<IQueue> {
   /** What the queue carries, for the alarm descriptions (`feedback ingestion`). */
   purpose: string;
-  queue: IQueue;
-  deadLetterQueue: IQueue;
   alarmTopic: ITopic;
   /** Age (seconds) of the queue's oldest message that raises its alarm. */
   maxAgeSeconds: number;
@@ -25,10 +24,10 @@ export interface QueueAlarmsProps {
 }
 
 /**
- * The alarms of one queue with a dead-letter queue, to the alarm topic (alarm and OK): the age of the oldest message
+ * The alarms of one queue with a dead-letter queue (`addQueueWithDeadLetter`), to the alarm topic (alarm and OK): the age of the oldest message
  * in each (`ApproximateAgeOfOldestMessage`: a consumer stopped or falling behind, a dead letter about to expire), and
- * optionally the dead-letter depth. It adds alarms only: the queues stay where they are, so their logical ids do not
- * move.
+ * optionally the dead-letter depth. It adds alarms only, so it can live in another stack than the queues (the
+ * feedback queues are in the Data stack, their alarms in the Pipeline stack).
  */
 export class QueueAlarms extends Construct {
   readonly age: Alarm;

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { toFeedbackView } from './feedback-record-view.ts';
+import { currentVoteRecord, feedbackEventRecord, voteRecord } from './record-codecs.ts';
 import { feedbackKeys } from './record-keys.ts';
 import type { FeedbackRecordView } from './schemas.ts';
 
@@ -17,10 +18,9 @@ const HISTORY_LIMIT = 100;
  */
 export async function getFeedback(ports: Ports, eventId: string): Promise<FeedbackRecordView> {
   const key = feedbackKeys.event(eventId);
-  const item = await ports.records.get(key.pk, key.sk);
-  if (!item) throw new NotFoundError(`Feedback event "${eventId}" not found`);
-  const feedbackKey = item.feedbackKey as string;
-  const currentKey = feedbackKeys.current(feedbackKey);
+  const event = feedbackEventRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
+  if (!event) throw new NotFoundError(`Feedback event "${eventId}" not found`);
+  const currentKey = feedbackKeys.current(event.feedbackKey);
   const [current, votes] = await Promise.all([
     ports.records.get(currentKey.pk, currentKey.sk),
     ports.records.query({
@@ -30,15 +30,12 @@ export async function getFeedback(ports: Ports, eventId: string): Promise<Feedba
       limit: HISTORY_LIMIT,
     }),
   ]);
-  const currentId = current?.eventId as string | undefined;
+  const currentId = currentVoteRecord.decodeIfPresent(current)?.eventId;
   return {
-    ...toFeedbackView(item, currentId === eventId),
-    history: votes.items.map((v) => ({
-      eventId: v.eventId as string,
-      occurredAt: v.occurredAt as string,
-      rating: v.rating as 'up' | 'down' | 'none',
-      kind: v.kind as 'rating' | 'comment' | 'outcome',
-      current: v.eventId === currentId,
-    })),
+    ...toFeedbackView(event, currentId === eventId),
+    history: votes.items.map((item) => {
+      const v = voteRecord.decode(item);
+      return { eventId: v.eventId, occurredAt: v.occurredAt, rating: v.rating, kind: v.kind, current: v.eventId === currentId };
+    }),
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toFieldIssues, type FieldIssue } from '../api/issues.ts';
+import { toFieldIssues, type FieldIssue } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { envelopeMessageBody, type IngestEnvelope } from './ingest-envelope.ts';

@@ -1,8 +1,10 @@
-import { toFieldIssues } from '../api/issues.ts';
+import { z } from 'zod';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
-import type { QueryInput, RecordItem } from '../ports/records.ts';
+import type { QueryInput } from '../ports/records.ts';
 import { toFeedbackView } from './feedback-record-view.ts';
+import { feedbackEventRecord, type StoredFeedbackEvent } from './record-codecs.ts';
 import { feedbackKeys, utcDay } from './record-keys.ts';
 import { ListFeedbackQuery, type FeedbackRecordView } from './schemas.ts';
 
@@ -15,10 +17,8 @@ const MAX_WINDOW_DAYS = 400;
 const QUERY_BUDGET = 40;
 
 /** Where the previous page stopped: the partition (`d`: day, for by-day listing) and the last sort key seen. */
-interface Cursor {
-  d?: string;
-  k: string;
-}
+const Cursor = z.object({ d: z.string().optional(), k: z.string() });
+type Cursor = z.output<typeof Cursor>;
 
 export interface FeedbackListPage {
   items: Array<Omit<FeedbackRecordView, 'history'>>;
@@ -77,7 +77,7 @@ export async function listFeedback(ports: Ports, rawQuery: unknown): Promise<Fee
   }
 
   const items: FeedbackListPage['items'] = [];
-  const matches = (r: RecordItem) => (!q.rating || r.rating === q.rating) && (!q.source || r.source === q.source);
+  const matches = (e: StoredFeedbackEvent) => (!q.rating || e.rating === q.rating) && (!q.source || e.source === q.source);
   let queries = 0;
   for (let p = start; p < partitions.length; p++) {
     const { partition, day } = partitions[p]!;
@@ -96,12 +96,13 @@ export async function listFeedback(ports: Ports, rawQuery: unknown): Promise<Fee
       };
       const page = await ports.records.query(input);
       queries++;
-      for (const r of page.items) {
-        const sk = r[sortField] as string;
+      for (const item of page.items) {
+        const sk = item[sortField] ?? '';
         if (sk === exclusiveTop) continue;
         lastSeen = sk;
-        if (!matches(r)) continue;
-        items.push(toFeedbackView(r, r.supersededBy === undefined));
+        const event = feedbackEventRecord.decode(item);
+        if (!matches(event)) continue;
+        items.push(toFeedbackView(event, event.supersededBy === undefined));
         if (items.length === q.limit) {
           return { items, cursor: encodeCursor({ ...(day ? { d: day } : {}), k: sk }) };
         }
@@ -118,9 +119,8 @@ function encodeCursor(c: Cursor): string {
 
 function decodeCursor(s: string): Cursor | undefined {
   try {
-    const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c?.k !== 'string' || (c.d !== undefined && typeof c.d !== 'string')) return undefined;
-    return c;
+    const c = Cursor.safeParse(JSON.parse(Buffer.from(s, 'base64url').toString('utf8')));
+    return c.success ? c.data : undefined;
   } catch {
     return undefined;
   }

@@ -1,8 +1,10 @@
 import { scopePortsToTenant, tenantOf } from '../auth/tenant-ports.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
-import { forEachLimited } from './for-each-limited.ts';
+import { forEachLimited } from '../shared/for-each-limited.ts';
+import type { RecordCodec } from '../shared/record-codec.ts';
 import { readEnvelope } from './ingest-envelope.ts';
+import { currentVoteRecord, feedbackEventRecord, reportRecord, voteRecord, type StoredFeedbackEvent, type StoredReport } from './record-codecs.ts';
 import { blobKeys, feedbackKeys, utcDay } from './record-keys.ts';
 import type { FeedbackEvent, Report } from './schemas.ts';
 
@@ -43,12 +45,12 @@ export async function processFeedbackMessage(rootPorts: Ports, body: string): Pr
     envelope.kind === 'feedback'
       ? await storeFeedback(ports, ingestId, envelope.items)
       : await storeReports(ports, ingestId, envelope.items);
-  const storedIds = out.stored.map((r) => (envelope.kind === 'feedback' ? (r.eventId as string) : (r.reportId as string)));
+  const storedIds = out.ids;
   let archiveKey: string | undefined;
-  if (out.stored.length > 0) {
+  if (storedIds.length > 0) {
     archiveKey = blobKeys.rawArchive(envelope.kind, utcDay(envelope.receivedAt), ingestId);
     let lines = '';
-    for (const r of out.stored) lines += JSON.stringify(archiveLine(r)) + '\n';
+    for (const line of out.archived) lines += JSON.stringify(line) + '\n';
     await ports.blobs.put(archiveKey, lines, { contentType: 'application/x-ndjson' });
     const type = envelope.kind === 'feedback' ? 'feedback.stored' : 'report.stored';
     const idField = envelope.kind === 'feedback' ? 'eventIds' : 'reportIds';
@@ -77,48 +79,51 @@ function messageTenant(body: string): string {
   // The tenant is spliced in first (`{"tenant":"acme",…`): read it without parsing a large body twice.
   const m = /^\{"tenant":("(?:[^"\\]|\\.)*")/.exec(body);
   if (!m) return tenantOf(undefined);
-  return tenantOf({ tenant: JSON.parse(m[1]!) as unknown });
+  const tenant: unknown = JSON.parse(m[1]!);
+  return tenantOf({ tenant });
 }
 
-/** The archived line: the item as ingested, without the store's key attributes (Athena reads plain fields). */
-function archiveLine(r: RecordItem): Record<string, unknown> {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, gsi2pk: _g2, gsi2sk: _g2s, supersededBy: _s, ...rest } = r;
+/** What one message stored: the ids, their archive lines, and the items another message had stored already. */
+interface StoredItems {
+  ids: string[];
+  archived: Array<Record<string, unknown>>;
+  duplicates: number;
+}
+
+/** The archived line: the item as ingested, without the vote bookkeeping (Athena reads plain fields). */
+function archiveLine<T extends { supersededBy?: string }>(value: T): Omit<T, 'supersededBy'> {
+  const { supersededBy: _s, ...rest } = value;
   return rest;
 }
 
-/** Conditional create of each item; returns the ones this delivery owns, in input order. */
-async function putOnce(ports: Ports, ingestId: string, items: RecordItem[]): Promise<{ stored: RecordItem[]; duplicates: number }> {
-  const owned = new Array<boolean>(items.length).fill(false);
+/** Conditional create of each value; returns the ones this delivery owns, in input order. */
+async function putOnce<T extends { ingestId: string }>(
+  ports: Ports,
+  ingestId: string,
+  codec: RecordCodec<T>,
+  values: T[],
+): Promise<{ stored: T[]; duplicates: number }> {
+  const owned = new Array<boolean>(values.length).fill(false);
   let duplicates = 0;
-  await forEachLimited(items, PUT_CONCURRENCY, async (item, i) => {
+  await forEachLimited(values, PUT_CONCURRENCY, async (value, i) => {
+    const item = codec.encode(value);
     const { written } = await ports.records.put(item, { condition: { kind: 'absent' } });
     if (written) {
       owned[i] = true;
       return;
     }
-    const existing = await ports.records.get(item.pk, item.sk);
+    const existing = codec.decodeIfPresent(await ports.records.get(item.pk, item.sk));
     if (existing?.ingestId === ingestId) owned[i] = true;
     else duplicates++;
   });
-  return { stored: items.filter((_, i) => owned[i]), duplicates };
+  return { stored: values.filter((_, i) => owned[i]), duplicates };
 }
 
-async function storeFeedback(ports: Ports, ingestId: string, events: FeedbackEvent[]) {
-  const items: RecordItem[] = events.map((e) => {
-    const sort = feedbackKeys.listSort(e.receivedAt, e.eventId);
-    return {
-      ...e,
-      ...feedbackKeys.event(e.eventId),
-      gsi1pk: feedbackKeys.byModel(e.model),
-      gsi1sk: sort,
-      gsi2pk: feedbackKeys.byDay(utcDay(e.receivedAt)),
-      gsi2sk: sort,
-      ingestId,
-    };
-  });
-  const { stored, duplicates } = await putOnce(ports, ingestId, items);
+async function storeFeedback(ports: Ports, ingestId: string, events: FeedbackEvent[]): Promise<StoredItems> {
+  const values: StoredFeedbackEvent[] = events.map((e) => ({ ...e, ingestId }));
+  const { stored, duplicates } = await putOnce(ports, ingestId, feedbackEventRecord, values);
   if (stored.length > 0) await recordVotes(ports, stored);
-  return { stored, duplicates };
+  return { ids: stored.map((e) => e.eventId), archived: stored.map(archiveLine), duplicates };
 }
 
 /**
@@ -126,72 +131,64 @@ async function storeFeedback(ports: Ports, ingestId: string, events: FeedbackEve
  * absentOrOlder on its `order`, so concurrent or out-of-order deliveries converge on the newest vote; the events
  * that lose are marked `supersededBy` (informational: readers trust `CURRENT`).
  */
-async function recordVotes(ports: Ports, stored: RecordItem[]): Promise<void> {
+async function recordVotes(ports: Ports, stored: StoredFeedbackEvent[]): Promise<void> {
   const history: RecordItem[] = [];
-  const groups = new Map<string, RecordItem[]>();
-  for (const r of stored) {
-    const key = r.feedbackKey as string;
-    const order = feedbackKeys.voteOrder(r.occurredAt as string, r.eventId as string);
-    history.push({
-      ...feedbackKeys.vote(key, order),
-      eventId: r.eventId,
-      occurredAt: r.occurredAt,
-      rating: r.rating,
-      kind: r.kind,
-      ...(r.outcome !== undefined ? { outcome: r.outcome } : {}),
-      ingestId: r.ingestId,
-    });
-    const g = groups.get(key);
-    if (g) g.push(r);
-    else groups.set(key, [r]);
+  const groups = new Map<string, StoredFeedbackEvent[]>();
+  for (const e of stored) {
+    history.push(
+      voteRecord.encode({
+        feedbackKey: e.feedbackKey,
+        eventId: e.eventId,
+        occurredAt: e.occurredAt,
+        rating: e.rating,
+        kind: e.kind,
+        ...(e.outcome !== undefined ? { outcome: e.outcome } : {}),
+        ingestId: e.ingestId,
+      }),
+    );
+    const g = groups.get(e.feedbackKey);
+    if (g) g.push(e);
+    else groups.set(e.feedbackKey, [e]);
   }
   await ports.records.putMany(history);
 
-  const marked: RecordItem[] = [];
+  const marked: StoredFeedbackEvent[] = [];
   await forEachLimited([...groups], PUT_CONCURRENCY, async ([key, group]) => {
     let newest = group[0]!;
-    let newestOrder = feedbackKeys.voteOrder(newest.occurredAt as string, newest.eventId as string);
-    for (const r of group) {
-      const o = feedbackKeys.voteOrder(r.occurredAt as string, r.eventId as string);
+    let newestOrder = feedbackKeys.voteOrder(newest.occurredAt, newest.eventId);
+    for (const e of group) {
+      const o = feedbackKeys.voteOrder(e.occurredAt, e.eventId);
       if (o > newestOrder) {
-        newest = r;
+        newest = e;
         newestOrder = o;
       }
     }
     const currentKey = feedbackKeys.current(key);
-    const before = await ports.records.get(currentKey.pk, currentKey.sk);
+    const before = currentVoteRecord.decodeIfPresent(await ports.records.get(currentKey.pk, currentKey.sk));
     const { written } = await ports.records.put(
-      { ...currentKey, eventId: newest.eventId, order: newestOrder, occurredAt: newest.occurredAt },
+      currentVoteRecord.encode({ feedbackKey: key, eventId: newest.eventId, order: newestOrder, occurredAt: newest.occurredAt }),
       { condition: { kind: 'absentOrOlder', field: 'order', value: newestOrder } },
     );
     let winner: string;
     if (written || before?.eventId === newest.eventId) {
-      winner = newest.eventId as string;
+      winner = newest.eventId;
       if (before && before.eventId !== winner) {
-        const prev = await ports.records.get(feedbackKeys.event(before.eventId as string).pk, 'EVENT');
+        const prevKey = feedbackKeys.event(before.eventId);
+        const prev = feedbackEventRecord.decodeIfPresent(await ports.records.get(prevKey.pk, prevKey.sk));
         if (prev && prev.supersededBy !== winner) marked.push({ ...prev, supersededBy: winner });
       }
     } else {
-      const now = await ports.records.get(currentKey.pk, currentKey.sk);
-      winner = (now?.eventId ?? before?.eventId) as string;
+      const now = currentVoteRecord.decodeIfPresent(await ports.records.get(currentKey.pk, currentKey.sk));
+      // A newer vote holds CURRENT (the put lost to it); were it deleted meanwhile, ours is the newest known.
+      winner = now?.eventId ?? before?.eventId ?? newest.eventId;
     }
-    for (const r of group) if (r.eventId !== winner) marked.push({ ...r, supersededBy: winner });
+    for (const e of group) if (e.eventId !== winner) marked.push({ ...e, supersededBy: winner });
   });
-  if (marked.length > 0) await ports.records.putMany(marked);
+  if (marked.length > 0) await ports.records.putMany(marked.map((e) => feedbackEventRecord.encode(e)));
 }
 
-async function storeReports(ports: Ports, ingestId: string, reports: Report[]) {
-  const items: RecordItem[] = reports.map((r) => {
-    const sort = feedbackKeys.listSort(r.receivedAt, r.reportId);
-    return {
-      ...r,
-      ...feedbackKeys.report(r.reportId),
-      gsi1pk: feedbackKeys.reportsByModel(r.model),
-      gsi1sk: sort,
-      gsi2pk: feedbackKeys.reportsByDay(utcDay(r.receivedAt)),
-      gsi2sk: sort,
-      ingestId,
-    };
-  });
-  return putOnce(ports, ingestId, items);
+async function storeReports(ports: Ports, ingestId: string, reports: Report[]): Promise<StoredItems> {
+  const values: StoredReport[] = reports.map((r) => ({ ...r, ingestId }));
+  const { stored, duplicates } = await putOnce(ports, ingestId, reportRecord, values);
+  return { ids: stored.map((r) => r.reportId), archived: stored, duplicates };
 }

@@ -15,6 +15,8 @@ export const feedbackKeys = {
   /** Sort key of both indexes: newest first when queried descending. */
   listSort: (receivedAt: string, eventId: string) => `${receivedAt}#${eventId}`,
   current: (feedbackKey: string) => ({ pk: `FBKEY#${feedbackKey}`, sk: 'CURRENT' }),
+  /** The feedbackKey a vote's partition (`FBKEY#<feedbackKey>`) names. */
+  feedbackKeyOf: (pk: string) => pk.slice('FBKEY#'.length),
   voteSortPrefix: 'VOTE#',
   vote: (feedbackKey: string, order: string) => ({ pk: `FBKEY#${feedbackKey}`, sk: `VOTE#${order}` }),
   /** Total order of votes under one feedbackKey: occurredAt (UTC ISO, so lexicographic = chronological), then eventId. */

@@ -7,7 +7,7 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { boundedJson, FREE_JSON_MAX_DEPTH } from '../api/json-bounds.ts';
+import { boundedJson, FREE_JSON_MAX_DEPTH } from '../shared/json-bounds.ts';
 
 extendZodWithOpenApi(z);
 
@@ -243,15 +243,6 @@ export type IngestResult = z.infer<typeof IngestResult>;
 export const ReportAccepted = z
   .object({ ingestId: z.string(), reportId: z.string(), status: z.literal('accepted') })
   .openapi('ReportAccepted');
-
-export const ValidationIssue = z.object({ path: z.string(), message: z.string() }).openapi('ValidationIssue');
-export const ErrorBody = z
-  .object({
-    error: z.string().openapi({ example: 'Flywheel.ValidationError' }),
-    message: z.string(),
-    issues: z.array(ValidationIssue).optional(),
-  })
-  .openapi('Error');
 
 /** A stored event as `GET /v1/feedback/{eventId}` returns it. */
 export const FeedbackRecordView = FeedbackEventSchema.extend({

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { envelopeMessageBody, type IngestEnvelope } from './ingest-envelope.ts';
@@ -17,9 +17,13 @@ export async function submitReport(ports: Ports, body: unknown): Promise<{ inges
   if (!parsed.success) throw new ValidationError('Invalid report', toFieldIssues(parsed.error.issues));
   const now = ports.now();
   const receivedAt = now.toISOString();
-  const report = parsed.data as Report;
-  report.receivedAt = receivedAt;
-  if (report.occurredAt !== undefined) report.occurredAt = new Date(report.occurredAt).toISOString();
+  const { occurredAt } = parsed.data;
+  const report: Report = {
+    ...parsed.data,
+    // UTC, like every stored time (string order is time order).
+    ...(occurredAt !== undefined ? { occurredAt: new Date(occurredAt).toISOString() } : {}),
+    receivedAt,
+  };
   const ingestId = randomUUID();
   const envelope: IngestEnvelope = { v: 1, ingestId, kind: 'report', receivedAt, items: [report] };
   const { body: message } = await envelopeMessageBody(ports.blobs, envelope);

@@ -5,6 +5,7 @@
  */
 import { FlywheelError } from '../errors.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
+import type { StoredFeedbackEvent } from './record-codecs.ts';
 
 /** A trajectory was about to be read for training from an event that did not consent to it. */
 export class TrainingConsentRequiredError extends FlywheelError {
@@ -20,14 +21,13 @@ export class TrainingConsentRequiredError extends FlywheelError {
  * `Flywheel.TrainingConsentRequired` unless the event consented. Pass the tenant's ports (`scopePortsToTenant`).
  *
  * @example
- * const bytes = await readTrajectoryForTraining(ports.blobs, record); // record: the stored event
+ * const bytes = await readTrajectoryForTraining(ports.blobs, feedbackEventRecord.decode(item)); // the stored event
  */
 export async function readTrajectoryForTraining(
   blobs: BlobsPort,
-  event: { eventId?: unknown; trainingConsent?: unknown; trajectory?: unknown },
+  event: Pick<StoredFeedbackEvent, 'eventId' | 'trajectory'> & { trainingConsent?: boolean },
 ): Promise<Uint8Array | undefined> {
-  if (event.trainingConsent !== true) throw new TrainingConsentRequiredError(String(event.eventId));
-  const key = (event.trajectory as { blobKey?: unknown } | undefined)?.blobKey;
-  if (typeof key !== 'string') return undefined;
-  return blobs.get(key);
+  if (event.trainingConsent !== true) throw new TrainingConsentRequiredError(event.eventId);
+  if (event.trajectory === undefined) return undefined;
+  return blobs.get(event.trajectory.blobKey);
 }

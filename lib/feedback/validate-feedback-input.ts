@@ -1,4 +1,4 @@
-import { type FieldIssue, toFieldIssues } from '../api/issues.ts';
+import { type FieldIssue, toFieldIssues } from '../shared/field-issues.ts';
 import { FEEDBACK_LIMITS, FeedbackEventInput, type ParsedFeedbackEvent } from './schemas.ts';
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };

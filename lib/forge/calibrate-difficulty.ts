@@ -12,9 +12,11 @@ import type { ModelsPort } from '../ports/models.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import { harnessGrader } from '../harness/attempt/harness-grader.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
-import { runEval, type EvalResults } from '../harness/eval/run-eval.ts';
+import type { EvalResults } from '../harness/eval/eval-results.ts';
+import { runEval } from '../harness/eval/run-eval.ts';
 import type { SandboxProvider } from '../harness/sandbox/sandbox.ts';
-import { exportSuite, listSuiteTasks, type ForgedTaskRecord } from './forge-records.ts';
+import { exportSuite, listSuiteTasks } from './forge-records.ts';
+import { forgedTaskRecord, type ForgedTaskRecord } from './record-codecs.ts';
 import { forgeTestRunner } from './forge-test-runner.ts';
 
 export interface CalibrationOutcome {
@@ -85,7 +87,7 @@ export async function calibrateDifficulty(input: CalibrateInput): Promise<{ outc
         calibration: { model: input.model.id, attempts: t.scored, passed: t.passed, band, inBand: o.inBand, tooEasy: o.tooEasy, at: now().toISOString(), runId },
         updatedAt: now().toISOString(),
       };
-      await input.ports.records.put(updated);
+      await input.ports.records.put(forgedTaskRecord.encode(updated));
     }
     return { outcomes, eval: results };
   } finally {

@@ -1,67 +1,20 @@
-/**
- * Where the forge keeps what it makes, in the single table and in blobs:
- *
- * | item | pk | sk | gsi1 |
- * | --- | --- | --- | --- |
- * | forged task | `TASK#<suite>#<id>` | `TASK` | `SUITE#<suite>` / `TASK#<id>` |
- * | forge run | `FORGERUN#<runId>` | `RUN` | `FORGERUNS` / `<startedAt>#<runId>` |
- * | baseline | `FORGERUN#<runId>` | `BASELINE` | |
- * | candidate tried | `FORGERUN#<runId>` | `CANDIDATE#<candidateId>` | |
- *
- * Blobs: `forge/suites/<suite>/tasks/<id>/{task.json,removal.patch,reference.patch,certify.log,repo.tar.gz}` and
- * `forge/runs/<runId>/…` (baseline and candidate logs). Records hold the keys, never the bodies.
- */
+/** The forge's records and blobs (layout in `record-keys.ts`): certified tasks, runs, baselines, candidates tried. */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { BlobsPort } from '../ports/blobs.ts';
-import type { RecordItem, RecordsPort } from '../ports/records.ts';
+import type { RecordsPort } from '../ports/records.ts';
 import { parseTask, type Task } from '../harness/task/task-schema.ts';
-import type { Baseline, CandidateRecordBody, ForgeTaskStatus } from './schemas.ts';
+import { candidateRecord, forgeBaselineRecord, forgedTaskRecord, forgeRunRecord, type ForgedTaskRecord, type ForgeRunRecord } from './record-codecs.ts';
+import { ALL_FORGE_RUNS, CANDIDATE_PREFIX, forgeRunPk, suiteIndexPk, TASK_INDEX_PREFIX, taskBlobPrefix } from './record-keys.ts';
+import type { Baseline, CandidateRecordBody } from './schemas.ts';
 
 const run = promisify(execFile);
 
-export const taskPk = (suite: string, id: string) => `TASK#${suite}#${id}`;
-export const TASK_SK = 'TASK';
-export const suiteIndexPk = (suite: string) => `SUITE#${suite}`;
-export const forgeRunPk = (runId: string) => `FORGERUN#${runId}`;
-export const taskBlobPrefix = (suite: string, id: string) => `forge/suites/${suite}/tasks/${id}`;
-
 /** Tasks larger than this stay out of the record (DynamoDB items are at most 400 KB). */
 const MAX_INLINE_TASK_BYTES = 200_000;
-
-export interface ForgedTaskRecord extends RecordItem {
-  kind: 'forge-task';
-  suite: string;
-  taskId: string;
-  split: Task['split'];
-  status: ForgeTaskStatus;
-  /** Why it was retired (a re-certification that failed). */
-  retiredReason?: string;
-  strategy: string;
-  runId: string;
-  failToPass: number;
-  passToPass: number;
-  /** Blob keys of the artifacts. */
-  taskKey: string;
-  removalPatchKey: string;
-  referencePatchKey: string;
-  logKey: string;
-  repoKey: string;
-  canary?: boolean;
-  canaryOf?: string;
-  /** Difficulty calibration, when run. */
-  passRate?: number;
-  calibration?: { model: string; attempts: number; passed: number; band?: [number, number]; inBand?: boolean; tooEasy?: boolean; at: string; runId?: string };
-  lastRecertifiedAt?: string;
-  retiredAt?: string;
-  /** The stored task JSON (repository as a blob reference), when small enough to inline. */
-  task?: Task;
-  certifiedAt: string;
-  updatedAt: string;
-}
 
 /** Packs a task repository (with its one-commit `.git`) into a gzipped tarball. */
 export async function packRepo(dir: string): Promise<Buffer> {
@@ -128,10 +81,6 @@ export async function registerTask(
   await ports.blobs.put(keys.taskKey, `${JSON.stringify(stored, null, 2)}\n`, { contentType: 'application/json' });
   const at = input.now.toISOString();
   const record: ForgedTaskRecord = {
-    pk: taskPk(task.suite, task.id),
-    sk: TASK_SK,
-    gsi1pk: suiteIndexPk(task.suite),
-    gsi1sk: `TASK#${task.id}`,
     kind: 'forge-task',
     suite: task.suite,
     taskId: task.id,
@@ -148,7 +97,7 @@ export async function registerTask(
     certifiedAt: at,
     updatedAt: at,
   };
-  await ports.records.put(record);
+  await ports.records.put(forgedTaskRecord.encode(record));
   return record;
 }
 
@@ -163,8 +112,8 @@ export async function listSuiteTasks(records: RecordsPort, suite: string): Promi
   const out: ForgedTaskRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await records.query({ index: 'gsi1', partition: suiteIndexPk(suite), sort: { beginsWith: 'TASK#' }, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) if (item.kind === 'forge-task') out.push(item as ForgedTaskRecord);
+    const page = await records.query({ index: 'gsi1', partition: suiteIndexPk(suite), sort: { beginsWith: TASK_INDEX_PREFIX }, ...(cursor ? { cursor } : {}) });
+    for (const item of page.items) if (item.kind === 'forge-task') out.push(forgedTaskRecord.decode(item));
     cursor = page.cursor;
   } while (cursor);
   return out;
@@ -214,7 +163,7 @@ export async function exportSuite(
 
 /** Records one candidate's outcome under its forge run. */
 export async function recordCandidate(records: RecordsPort, body: CandidateRecordBody): Promise<void> {
-  await records.put({ pk: forgeRunPk(body.runId), sk: `CANDIDATE#${body.candidateId}`, ...body });
+  await records.put(candidateRecord.encode(body));
 }
 
 /** The candidates a run tried, with their verdicts. */
@@ -222,48 +171,38 @@ export async function listCandidateRecords(records: RecordsPort, runId: string):
   const out: CandidateRecordBody[] = [];
   let cursor: string | undefined;
   do {
-    const page = await records.query({ partition: forgeRunPk(runId), sort: { beginsWith: 'CANDIDATE#' }, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) out.push(item as unknown as CandidateRecordBody);
+    const page = await records.query({ partition: forgeRunPk(runId), sort: { beginsWith: CANDIDATE_PREFIX }, ...(cursor ? { cursor } : {}) });
+    out.push(...page.items.map(candidateRecord.decode));
     cursor = page.cursor;
   } while (cursor);
   return out;
 }
 
-export interface ForgeRunBody {
-  runId: string;
-  suite: string;
-  origin: string;
-  sourceCommit: string;
-  status: 'running' | 'finished' | 'failed';
-  startedAt: string;
-  finishedAt?: string;
-  counts?: Record<string, number>;
-  error?: string;
-}
-
-export type ForgeRunRecord = RecordItem & ForgeRunBody & { kind: 'forge-run' };
+export type ForgeRunBody = Omit<ForgeRunRecord, 'kind'>;
 
 export async function putForgeRun(records: RecordsPort, run: ForgeRunBody): Promise<void> {
-  await records.put({ pk: forgeRunPk(run.runId), sk: 'RUN', gsi1pk: 'FORGERUNS', gsi1sk: `${run.startedAt}#${run.runId}`, kind: 'forge-run', ...run });
+  await records.put(forgeRunRecord.encode({ kind: 'forge-run', ...run }));
 }
 
+/** The newest forge runs first. */
 export async function latestForgeRuns(records: RecordsPort, limit = 20): Promise<ForgeRunRecord[]> {
-  const page = await records.query({ index: 'gsi1', partition: 'FORGERUNS', descending: true, limit });
-  return page.items as ForgeRunRecord[];
+  const page = await records.query({ index: 'gsi1', partition: ALL_FORGE_RUNS, descending: true, limit });
+  return page.items.map(forgeRunRecord.decode);
 }
 
 export async function putBaseline(records: RecordsPort, runId: string, baseline: Baseline): Promise<void> {
   // Outcomes of a large suite would pass the 400 KB item limit: the record keeps counts and the flaky list.
-  await records.put({
-    pk: forgeRunPk(runId),
-    sk: 'BASELINE',
-    kind: 'forge-baseline',
-    runs: baseline.runs,
-    collected: baseline.collected,
-    stable: baseline.stable.length,
-    skipped: baseline.skipped.length,
-    flaky: baseline.flaky.slice(0, 500),
-    durationsMs: baseline.durationsMs,
-    logKeys: baseline.logKeys,
-  });
+  await records.put(
+    forgeBaselineRecord.encode({
+      kind: 'forge-baseline',
+      runId,
+      runs: baseline.runs,
+      collected: baseline.collected,
+      stable: baseline.stable.length,
+      skipped: baseline.skipped.length,
+      flaky: baseline.flaky.slice(0, 500),
+      durationsMs: baseline.durationsMs,
+      logKeys: baseline.logKeys,
+    }),
+  );
 }

@@ -15,7 +15,8 @@ import { testIdKey } from '../harness/grading/test-id.ts';
 import type { SandboxProvider } from '../harness/sandbox/sandbox.ts';
 import type { Task } from '../harness/task/task-schema.ts';
 import { forgeTestRunner } from './forge-test-runner.ts';
-import { listSuiteTasks, readStoredTask, unpackRepo, type ForgedTaskRecord } from './forge-records.ts';
+import { listSuiteTasks, readStoredTask, unpackRepo } from './forge-records.ts';
+import { forgedTaskRecord, type ForgedTaskRecord } from './record-codecs.ts';
 import { runSetup, runSuite } from './run-suite.ts';
 
 export interface RecertifyOutcome {
@@ -108,7 +109,7 @@ export async function recertifySuite(input: RecertifyInput): Promise<RecertifyOu
     // An infrastructure error says nothing about the task: it stays active and the outcome says why it was not checked.
     const retire = reason !== undefined && !reason.startsWith('infrastructure-error');
     const updated: ForgedTaskRecord = { ...record, updatedAt: at, lastRecertifiedAt: at, ...(retire ? { status: 'retired', retiredReason: reason, retiredAt: at } : {}) };
-    await input.ports.records.put(updated);
+    await input.ports.records.put(forgedTaskRecord.encode(updated));
     const o: RecertifyOutcome = { taskId: record.taskId, result: retire ? 'retired' : 'kept', ...(reason ? { reason } : {}), durationMs: Date.now() - t0 };
     outcomes.push(o);
     input.onProgress?.(o);

@@ -121,26 +121,27 @@ export const CandidateStatusSchema = z.enum(['certified', 'rejected', 'skipped',
 export type CandidateStatus = z.infer<typeof CandidateStatusSchema>;
 
 /** One record per candidate tried: so a team sees why a repository yields few tasks. */
-export interface CandidateRecordBody {
-  kind: 'forge-candidate';
-  runId: string;
-  candidateId: string;
-  strategy: string;
-  files: string[];
-  symbols: string[];
-  status: CandidateStatus;
+export const CandidateRecordSchema = z.object({
+  kind: z.literal('forge-candidate'),
+  runId: z.string(),
+  candidateId: z.string(),
+  strategy: z.string(),
+  files: z.array(z.string()),
+  symbols: z.array(z.string()),
+  status: CandidateStatusSchema,
   /** `certified`, or `rejected:<code>` / `skipped:<code>` / `duplicate:<taskId>`. */
-  verdict: string;
-  reason?: RejectionCode;
-  detail?: string;
-  taskId?: string;
-  failToPass?: string[];
-  durationMs: number;
+  verdict: z.string(),
+  reason: z.enum(REJECTION_CODES).optional(),
+  detail: z.string().optional(),
+  taskId: z.string().optional(),
+  failToPass: z.array(z.string()).optional(),
+  durationMs: z.number(),
   /** Milliseconds of the first pass, the full run on the broken tree and the oracle runs. */
-  timings?: { firstPassMs: number; fullRunMs: number; oracleMs: number };
-  logKey?: string;
-  at: string;
-}
+  timings: z.object({ firstPassMs: z.number(), fullRunMs: z.number(), oracleMs: z.number() }).optional(),
+  logKey: z.string().optional(),
+  at: z.string(),
+});
+export type CandidateRecordBody = z.infer<typeof CandidateRecordSchema>;
 
 export const FORGE_TASK_STATUSES = ['active', 'retired'] as const;
 export type ForgeTaskStatus = (typeof FORGE_TASK_STATUSES)[number];

@@ -11,7 +11,7 @@ import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { makeProcessFeedbackHandler } from '../feedback/consumers/process-feedback.ts';
 import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts';
 import type { Ports } from '../ports/ports.ts';
-import { createQueueConsumer, type QueueConsumer, type SqsBatchHandler } from './queue-consumer.ts';
+import { createQueueConsumer, type QueueConsumer, type SqsBatchHandler } from '../drivers/local/queue-consumer.ts';
 
 export interface ConsumerSettings {
   dataDir: string;

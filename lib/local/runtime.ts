@@ -8,9 +8,10 @@ import { routes } from '../api/routes.ts';
 import { createApiKey } from '../auth/api-keys.ts';
 import { DEFAULT_TENANT, SCOPES } from '../auth/scopes.ts';
 import { getStageSettings } from '../config/stages.ts';
-import { localJobDefinitionsFromEnv } from '../drivers/local/local-jobs.ts';
+import { localJobDefinitionsFromEnv } from '../drivers/local/jobs/job-definitions.ts';
+import { isProcessAlive } from '../shared/process-liveness.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
-import { startLocalSweeps } from '../sweeps/workflow/local-sweep-runtime.ts';
+import { startLocalSweeps } from '../sweeps/local/local-sweep-runtime.ts';
 import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
@@ -113,8 +114,7 @@ export function ensureLocalApiKey(dataDir: string): string {
 export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
   try {
     const info = JSON.parse(readFileSync(join(dataDir, RUNTIME_FILE), 'utf8')) as RuntimeInfo;
-    process.kill(info.pid, 0); // throws when the process is gone
-    return info;
+    return isProcessAlive(info.pid) ? info : undefined;
   } catch {
     return undefined;
   }
@@ -142,7 +142,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const { close: closePorts, ...localPorts } = local;
   // Sweeps: the sweep state machine's definition run by the local workflows driver, its shards as local jobs, the
   // stage's schedule (FLYWHEEL_SCHEDULE=off turns it off) and the checkpoint.registered trigger
-  // (lib/sweeps/workflow/local-sweep-runtime.ts). Its workflows port serves `POST /v1/sweeps`.
+  // (lib/sweeps/local/local-sweep-runtime.ts). Its workflows port serves `POST /v1/sweeps`.
   const sweeps = local.jobs ? startLocalSweeps({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
   const ports = { ...localPorts, ...(sweeps ? { workflows: sweeps.workflows } : {}) };
   const apiKey = ensureLocalApiKey(dataDir);

@@ -1,6 +1,6 @@
 import type { ModelsPort } from '../ports/models.ts';
 import { ValidationError } from '../errors.ts';
-import { bedrockConverseModel } from './bedrock-converse.ts';
+import { bedrockConverseModel } from '../drivers/aws/bedrock-converse.ts';
 import { openAiCompatibleModel } from './openai-compatible.ts';
 
 /**

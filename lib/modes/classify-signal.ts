@@ -13,7 +13,8 @@ import { judgeSignal, type JudgeFailure } from './judge-signal.ts';
 import { flattenText, isNegative, type Signal } from './signal.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 import type { Taxonomy } from './taxonomy/taxonomy.ts';
-import { readLabel, writeLabel, type ModeLabel, type ReviewReason } from './write-label.ts';
+import type { ModeLabel, ReviewReason } from './mode-label.ts';
+import { readLabel, writeLabel } from './write-label.ts';
 
 /** Judge answers below this confidence are kept but reviewed by a person. */
 export const JUDGE_MIN_CONFIDENCE = 0.6;

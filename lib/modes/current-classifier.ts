@@ -4,9 +4,11 @@
  * retrain is one pointer write. With none stored yet, the default is trained from the project's labelled set plus the
  * consented judge and human labels gathered so far, and stored.
  */
+import { z } from 'zod';
 import type { Ports } from '../ports/ports.ts';
 import { trainDefaultLocalClassifier } from './classifier/default-classifier.ts';
 import { loadLocalClassifier, type LabelledExample, type LocalClassifier } from './classifier/local-classifier.ts';
+import { trainingExampleRecord } from './record-codecs.ts';
 import { modeBlobKeys, modeKeys } from './record-keys.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 import { trainClassifierOnWorker } from './train-classifier-worker.ts';
@@ -66,12 +68,15 @@ export function fixedClassifier(model: ModeClassifier): ClassifierSource {
   return { get: async () => model, invalidate: () => {} };
 }
 
+/** `modes/classifier/current.json`: which stored model is current. */
+const ClassifierPointer = z.object({ modelVersion: z.string(), key: z.string() });
+
 async function readPointer(ports: Pick<Ports, 'blobs'>): Promise<{ modelVersion: string; key: string } | undefined> {
   const bytes = await ports.blobs.get(modeBlobKeys.currentClassifier);
   if (!bytes) return undefined;
   try {
-    const p = JSON.parse(Buffer.from(bytes).toString('utf8')) as { modelVersion?: unknown; key?: unknown };
-    return typeof p.modelVersion === 'string' && typeof p.key === 'string' ? { modelVersion: p.modelVersion, key: p.key } : undefined;
+    const p = ClassifierPointer.safeParse(JSON.parse(Buffer.from(bytes).toString('utf8')));
+    return p.success ? p.data : undefined;
   } catch {
     return undefined;
   }
@@ -84,13 +89,14 @@ export async function gatheredLabels(ports: Pick<Ports, 'records'>): Promise<Lab
   do {
     const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.trainingIndex, limit: 1000, ...(cursor ? { cursor } : {}) });
     for (const item of page.items) {
-      if (item.trainingConsent !== true || typeof item.text !== 'string') continue;
+      const example = trainingExampleRecord.decode(item);
+      if (!example.trainingConsent) continue;
       out.push({
-        id: String(item.signalKey),
-        text: item.text,
-        modes: (item.modes as string[]) ?? [],
-        labelSource: item.labelSource === 'human' ? 'human' : 'judge',
-        weight: item.labelSource === 'human' ? 1 : 0.5,
+        id: example.signalKey,
+        text: example.text,
+        modes: example.modes,
+        labelSource: example.labelSource,
+        weight: example.labelSource === 'human' ? 1 : 0.5,
       });
     }
     cursor = page.cursor;

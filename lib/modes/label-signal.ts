@@ -5,12 +5,13 @@
  */
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import type { Ports } from '../ports/ports.ts';
 import { SEVERITIES } from './judge-signal.ts';
 import { loadSignalByKey } from './signal.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
-import { readLabel, writeLabel, type ModeLabel } from './write-label.ts';
+import type { ModeLabel } from './mode-label.ts';
+import { readLabel, writeLabel } from './write-label.ts';
 
 export const HumanLabelInput = z.strictObject({
   /** Mode ids of the current taxonomy; [] = no failure mode. */

@@ -1,8 +1,9 @@
 /** A mode's page: its definition, its newest examples (evidence included), and the eval cases made from it. */
 import { z } from 'zod';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
+import { modeCaseRecord, modeExampleRecord, type ModeExample } from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 import { ModeId } from './taxonomy/taxonomy.ts';
@@ -28,13 +29,14 @@ export async function listModeExamples(ports: Pick<Ports, 'records'>, mode: stri
   }
   const taxonomy = await ensureTaxonomy(ports.records);
   const definition = taxonomy.modes.find((x) => x.id === mode);
-  const items: Record<string, unknown>[] = [];
+  const items: ModeExample[] = [];
   let cursor = q.data.cursor;
   // Filtering by model happens in memory: scan a few pages at most to fill one.
   for (let pages = 0; pages < 10 && items.length < q.data.limit; pages++) {
     const page = await ports.records.query({ partition: modeKeys.examplePartition(mode), descending: true, limit: q.data.limit, ...(cursor ? { cursor } : {}) });
-    for (const { pk: _pk, sk: _sk, ...rest } of page.items) {
-      if (q.data.model === undefined || rest.model === q.data.model) items.push(rest);
+    for (const item of page.items) {
+      const example = modeExampleRecord.decode(item);
+      if (q.data.model === undefined || example.model === q.data.model) items.push(example);
     }
     cursor = page.cursor;
     if (!cursor) break;
@@ -46,6 +48,10 @@ export async function listModeExamples(ports: Pick<Ports, 'records'>, mode: stri
     ...(definition ? { name: definition.name, definition: definition.definition } : { retiredOrUnknown: true }),
     items: items.slice(0, q.data.limit),
     ...(cursor ? { cursor } : {}),
-    cases: cases.items.map(({ pk: _pk, sk: _sk, ...rest }) => rest),
+    // The page is the mode's: its cases need not repeat it.
+    cases: cases.items.map((item) => {
+      const { mode: _mode, ...modeCase } = modeCaseRecord.decode(item);
+      return modeCase;
+    }),
   };
 }

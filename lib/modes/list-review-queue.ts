@@ -1,8 +1,9 @@
 /** The human review queue: signals the chain could not settle, oldest first, with the best guess so far. */
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import type { Ports } from '../ports/ports.ts';
+import { reviewItemRecord, type StoredReviewItem } from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 
 export const ReviewQueueQuery = z.strictObject({
@@ -15,7 +16,7 @@ export const ReviewQueueQuery = z.strictObject({
  * @example
  * const { items } = await listReviewQueue(ports, { status: 'pending' });
  */
-export async function listReviewQueue(ports: Pick<Ports, 'records'>, query: unknown): Promise<{ items: Record<string, unknown>[]; cursor?: string }> {
+export async function listReviewQueue(ports: Pick<Ports, 'records'>, query: unknown): Promise<{ items: Array<StoredReviewItem & { id: string }>; cursor?: string }> {
   const q = ReviewQueueQuery.safeParse(query ?? {});
   if (!q.success) throw new ValidationError('Invalid query', toFieldIssues(q.error.issues));
   const page = await ports.records.query({
@@ -25,6 +26,9 @@ export async function listReviewQueue(ports: Pick<Ports, 'records'>, query: unkn
     descending: q.data.status === 'done',
     ...(q.data.cursor ? { cursor: q.data.cursor } : {}),
   });
-  const items = page.items.map(({ pk: _pk, sk: _sk, gsi1pk: _g, gsi1sk: _s, ...rest }) => ({ id: rest.signalKey, ...rest }));
+  const items = page.items.map((item) => {
+    const review = reviewItemRecord.decode(item);
+    return { id: review.signalKey, ...review };
+  });
   return { items, ...(page.cursor ? { cursor: page.cursor } : {}) };
 }

@@ -8,10 +8,10 @@
  * feedback". Implicit outcomes (accepted, reverted, retried, corrected) and ratings are counted beside the modes.
  */
 import { z } from 'zod';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
-import type { RecordItem } from '../ports/records.ts';
+import { modelSeenRecord, tallyRecord, type StoredTally } from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 
@@ -58,20 +58,8 @@ export interface CheckpointModes {
   modes: ModeCount[];
 }
 
-interface Tally {
-  signalKey: string;
-  receivedAt: string;
-  rating: string;
-  outcome?: string;
-  signalKind: string;
-  turn?: string;
-  feedbackKey?: string;
-  modes: string[];
-  source: string;
-}
-
-async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date, to: Date): Promise<Tally[]> {
-  const out: Tally[] = [];
+async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date, to: Date): Promise<StoredTally[]> {
+  const out: StoredTally[] = [];
   const fromIso = from.toISOString();
   const toIso = to.toISOString();
   for (let d = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()); d <= to.getTime(); d += DAY_MS) {
@@ -80,15 +68,15 @@ async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date,
     do {
       const page = await ports.records.query({ partition: modeKeys.tallyPartition(model, day), limit: 1000, ...(cursor ? { cursor } : {}) });
       for (const item of page.items) {
-        const at = String(item.receivedAt);
-        if (at >= fromIso && at <= toIso) out.push(item as unknown as Tally & RecordItem);
+        const tally = tallyRecord.decode(item);
+        if (tally.receivedAt >= fromIso && tally.receivedAt <= toIso) out.push(tally);
       }
       cursor = page.cursor;
     } while (cursor);
   }
   // One vote per feedbackKey: the newest.
-  const byVote = new Map<string, Tally>();
-  const rest: Tally[] = [];
+  const byVote = new Map<string, StoredTally>();
+  const rest: StoredTally[] = [];
   for (const t of out) {
     if (!t.feedbackKey) {
       rest.push(t);
@@ -100,7 +88,7 @@ async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date,
   return [...rest, ...byVote.values()];
 }
 
-function totalsOf(rows: Tally[]): { totals: WindowTotals; byMode: Map<string, number> } {
+function totalsOf(rows: StoredTally[]): { totals: WindowTotals; byMode: Map<string, number> } {
   const turns = new Set<string>();
   const totals: WindowTotals = {
     signals: rows.length,
@@ -114,8 +102,8 @@ function totalsOf(rows: Tally[]): { totals: WindowTotals; byMode: Map<string, nu
   const byMode = new Map<string, number>();
   for (const r of rows) {
     if (r.turn) turns.add(r.turn);
-    if (r.rating === 'up' || r.rating === 'down' || r.rating === 'none') totals.ratings[r.rating]++;
-    if (r.outcome && r.outcome in totals.outcomes) totals.outcomes[r.outcome as keyof WindowTotals['outcomes']]++;
+    totals.ratings[r.rating]++;
+    if (r.outcome) totals.outcomes[r.outcome]++;
     if (r.signalKind === 'report') totals.reports++;
     totals.labelled[r.source] = (totals.labelled[r.source] ?? 0) + 1;
     if (r.modes.length === 0) totals.withoutMode++;
@@ -152,7 +140,7 @@ export async function queryFailureModes(ports: Pick<Ports, 'records' | 'now'>, q
   let models = [...new Set([...(q.data.model?.split(',') ?? []), ...(q.data.compare?.split(',') ?? [])])];
   if (models.length === 0) {
     const page = await ports.records.query({ partition: modeKeys.models, limit: 50 });
-    models = page.items.map((i) => String(i.model));
+    models = page.items.map((item) => modelSeenRecord.decode(item).model);
   }
   if (models.length > 10) throw new ValidationError('Invalid query', [{ path: 'model', message: 'at most 10 checkpoints at once' }]);
   const taxonomy = await ensureTaxonomy(ports.records);

@@ -15,6 +15,8 @@
  * | cluster (last clustering) | `MODECLUSTER#<id>` | `CLUSTER` | `MODECLUSTERS` / `<count, 10 digits>#<id>` | |
  * | eval draft | `MODEDRAFT#<id>` | `DRAFT` | `MODEDRAFTS#<status>` / `<createdAt>#<id>` | |
  * | case made from a mode | `MODECASES#<mode>` | `<approvedAt>#<taskId>` | | |
+ * | taxonomy version | `TAXONOMY` | `VERSION#<version, 10 digits>` | | |
+ * | local pipeline's event cursor | `MODESLOCAL` | `EVENTCURSOR` | | |
  *
  * Tallies are one row per signal, so counting is idempotent by construction: a redelivered `feedback.stored`
  * rewrites the same row instead of adding one.
@@ -38,7 +40,20 @@ export const modeKeys = {
   drafts: (status: 'pending' | 'approved') => `MODEDRAFTS#${status}`,
   modeCase: (mode: string, approvedAt: string, taskId: string) => ({ pk: `MODECASES#${mode}`, sk: `${approvedAt}#${taskId}` }),
   modeCasesPartition: (mode: string) => `MODECASES#${mode}`,
+  /** The mode a case partition (`MODECASES#<mode>`) names. */
+  modeOfCasesPartition: (pk: string) => pk.slice('MODECASES#'.length),
+  /** Where `npm start`'s failure-mode pipeline has read the local event log up to. */
+  localEventCursor: { pk: 'MODESLOCAL', sk: 'EVENTCURSOR' },
 } as const;
+
+/** The partition of every taxonomy version (the newest is one descending query). */
+export const TAXONOMY_PK = 'TAXONOMY';
+export const TAXONOMY_VERSION_PREFIX = 'VERSION#';
+
+/** The sort key of one taxonomy version: zero-padded, so string order is numeric order. */
+export function taxonomySortKey(version: number): string {
+  return `${TAXONOMY_VERSION_PREFIX}${String(version).padStart(10, '0')}`;
+}
 
 export const modeBlobKeys = {
   /** The classifier the chain uses now: `{ modelVersion, key }`. */

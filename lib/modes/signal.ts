@@ -6,6 +6,7 @@
 import { feedbackKeys, utcDay } from '../feedback/record-keys.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
+import { feedbackSignalView, reportSignalView } from './record-codecs.ts';
 import { signalKeyOf } from './record-keys.ts';
 
 export interface Signal {
@@ -52,49 +53,54 @@ function textOf(...parts: unknown[]): { text?: string; nonText: boolean } {
   return strings.length > 0 ? { text: strings.join('\n\n'), nonText } : { nonText };
 }
 
-/** A signal from its stored record. */
-export function signalFromRecord(kind: 'feedback' | 'report', item: RecordItem): Signal {
-  const receivedAt = String(item.receivedAt ?? item.occurredAt ?? '');
-  if (kind === 'report') {
-    const { text, nonText } = textOf(item.title, item.body);
-    return {
-      key: signalKeyOf('report', String(item.reportId)),
-      kind,
-      id: String(item.reportId),
-      model: String(item.model),
-      signalKind: 'report',
-      rating: 'none',
-      ...(text !== undefined ? { text } : {}),
-      ...(nonText ? { nonText } : {}),
-      trainingConsent: item.trainingConsent === true,
-      receivedAt,
-      day: utcDay(receivedAt),
-      ...(typeof item.traceId === 'string' ? { turn: `${item.traceId}:report` } : {}),
-      ...(typeof item.severity === 'string' ? { severity: item.severity } : {}),
-    };
-  }
-  const { text, nonText } = textOf(item.comment);
-  const rating = item.rating === 'up' || item.rating === 'down' ? item.rating : 'none';
-  const outcome = ['accepted', 'reverted', 'retried', 'corrected'].includes(String(item.outcome)) ? (item.outcome as Signal['outcome']) : undefined;
-  const trajectory = item.trajectory as { blobKey?: unknown } | undefined;
+/** A signal from a stored report. */
+function signalOfReport(item: RecordItem): Signal {
+  const report = reportSignalView.decode(item);
+  const { text, nonText } = textOf(report.title, report.body);
   return {
-    key: signalKeyOf('feedback', String(item.eventId)),
-    kind,
-    id: String(item.eventId),
-    model: String(item.model),
-    signalKind: item.kind === 'outcome' ? 'outcome' : item.kind === 'comment' ? 'comment' : 'rating',
-    rating,
-    ...(outcome ? { outcome } : {}),
+    key: signalKeyOf('report', report.reportId),
+    kind: 'report',
+    id: report.reportId,
+    model: report.model,
+    signalKind: 'report',
+    rating: 'none',
     ...(text !== undefined ? { text } : {}),
     ...(nonText ? { nonText } : {}),
-    trainingConsent: item.trainingConsent === true,
-    receivedAt,
-    day: utcDay(receivedAt),
-    turn: `${String(item.traceId)}:${String(item.turnId)}`,
-    ...(typeof item.feedbackKey === 'string' ? { feedbackKey: item.feedbackKey } : {}),
-    ...(typeof trajectory?.blobKey === 'string' ? { trajectoryKey: trajectory.blobKey } : {}),
-    ...(item.context && typeof item.context === 'object' ? { context: item.context as Record<string, unknown> } : {}),
+    trainingConsent: report.trainingConsent === true,
+    receivedAt: report.receivedAt,
+    day: utcDay(report.receivedAt),
+    ...(report.traceId !== undefined ? { turn: `${report.traceId}:report` } : {}),
+    severity: report.severity,
   };
+}
+
+/** A signal from a stored feedback event. */
+function signalOfFeedback(item: RecordItem): Signal {
+  const event = feedbackSignalView.decode(item);
+  const { text, nonText } = textOf(event.comment);
+  return {
+    key: signalKeyOf('feedback', event.eventId),
+    kind: 'feedback',
+    id: event.eventId,
+    model: event.model,
+    signalKind: event.kind,
+    rating: event.rating,
+    ...(event.outcome ? { outcome: event.outcome } : {}),
+    ...(text !== undefined ? { text } : {}),
+    ...(nonText ? { nonText } : {}),
+    trainingConsent: event.trainingConsent,
+    receivedAt: event.receivedAt,
+    day: utcDay(event.receivedAt),
+    turn: `${event.traceId}:${event.turnId}`,
+    feedbackKey: event.feedbackKey,
+    ...(event.trajectory ? { trajectoryKey: event.trajectory.blobKey } : {}),
+    ...(event.context ? { context: event.context } : {}),
+  };
+}
+
+/** A signal from its stored record; throws `MalformedRecordError` naming the field when the record is not one. */
+export function signalFromRecord(kind: 'feedback' | 'report', item: RecordItem): Signal {
+  return kind === 'report' ? signalOfReport(item) : signalOfFeedback(item);
 }
 
 /** Loads a stored signal; undefined when the record is not there. */

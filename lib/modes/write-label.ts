@@ -6,48 +6,19 @@
  */
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
-import type { Severity } from './judge-signal.ts';
+import type { ModeLabel } from './mode-label.ts';
+import {
+  labelHistoryRecord,
+  modeExampleRecord,
+  modeLabelRecord,
+  modelSeenRecord,
+  reviewItemRecord,
+  tallyRecord,
+  trainingExampleRecord,
+  type StoredTally,
+} from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 import type { Signal } from './signal.ts';
-
-export type LabelSource = 'local' | 'judge' | 'human' | 'none';
-
-export interface LabelledMode {
-  mode: string;
-  probability?: number;
-  severity?: Severity;
-}
-
-export type ReviewReason =
-  | 'local-unsure'
-  | 'judge-low-confidence'
-  | 'judge-malformed'
-  | 'judge-unknown-mode'
-  | 'judge-evidence-not-found'
-  | 'judge-no-answer'
-  | 'judge-error';
-
-export interface ModeLabel {
-  signalKey: string;
-  model: string;
-  modes: LabelledMode[];
-  source: LabelSource;
-  /** 0–1: the classifier's calibrated confidence, the judge's own, or 1 for a human. */
-  confidence: number;
-  taxonomyVersion: number;
-  classifierVersion?: string;
-  judgeModel?: string;
-  judgeAttempts?: number;
-  evidence?: { text: string; source: 'comment' | 'trajectory' };
-  /** Why nothing was classified: no text, or text without any known word. */
-  unclassifiable?: 'no-text' | 'empty' | 'no-features' | 'non-text';
-  /** Set while a human should look at it. */
-  review?: { reason: ReviewReason; detail: string };
-  labelledAt: string;
-  /** Who labelled it (human labels). */
-  labelledBy?: string;
-  note?: string;
-}
 
 const EXCERPT_CHARS = 600;
 
@@ -57,10 +28,8 @@ function excerpt(text: string | undefined): string | undefined {
 }
 
 /** The tally row of a signal: what the failure-mode counts read. */
-export function tallyItem(signal: Signal, label: Pick<ModeLabel, 'modes' | 'source' | 'confidence'>): RecordItem {
+export function tallyOf(signal: Signal, label: Pick<ModeLabel, 'modes' | 'source' | 'confidence'>): StoredTally {
   return {
-    pk: modeKeys.tallyPartition(signal.model, signal.day),
-    sk: signal.key,
     signalKey: signal.key,
     model: signal.model,
     day: signal.day,
@@ -90,90 +59,85 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
     }
   }
   for (const m of label.modes) {
-    items.push({
-      ...modeKeys.example(m.mode, signal.receivedAt, signal.key),
-      signalKey: signal.key,
-      mode: m.mode,
-      model: signal.model,
-      receivedAt: signal.receivedAt,
-      signalKind: signal.signalKind,
-      rating: signal.rating,
-      ...(signal.outcome ? { outcome: signal.outcome } : {}),
-      ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
-      ...(label.evidence ? { evidence: label.evidence } : {}),
-      ...(m.severity ? { severity: m.severity } : {}),
-      ...(m.probability !== undefined ? { probability: m.probability } : {}),
-      source: label.source,
-      confidence: label.confidence,
-      taxonomyVersion: label.taxonomyVersion,
-    });
+    items.push(
+      modeExampleRecord.encode({
+        signalKey: signal.key,
+        mode: m.mode,
+        model: signal.model,
+        receivedAt: signal.receivedAt,
+        signalKind: signal.signalKind,
+        rating: signal.rating,
+        ...(signal.outcome ? { outcome: signal.outcome } : {}),
+        ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+        ...(label.evidence ? { evidence: label.evidence } : {}),
+        ...(m.severity ? { severity: m.severity } : {}),
+        ...(m.probability !== undefined ? { probability: m.probability } : {}),
+        source: label.source,
+        confidence: label.confidence,
+        taxonomyVersion: label.taxonomyVersion,
+      }),
+    );
   }
   if (signal.trainingConsent && signal.text !== undefined && (label.source === 'judge' || label.source === 'human') && !label.review) {
-    const t = modeKeys.training(signal.key);
-    items.push({
-      ...t,
-      gsi1pk: modeKeys.trainingIndex,
-      gsi1sk: `${label.labelledAt}#${signal.key}`,
-      signalKey: signal.key,
-      text: signal.text,
-      modes: label.modes.map((m) => m.mode),
-      labelSource: label.source,
-      taxonomyVersion: label.taxonomyVersion,
-      labelledAt: label.labelledAt,
-      ...(label.labelledBy ? { labelledBy: label.labelledBy } : {}),
-      trainingConsent: true,
-    });
+    items.push(
+      trainingExampleRecord.encode({
+        signalKey: signal.key,
+        text: signal.text,
+        modes: label.modes.map((m) => m.mode),
+        labelSource: label.source,
+        taxonomyVersion: label.taxonomyVersion,
+        labelledAt: label.labelledAt,
+        ...(label.labelledBy ? { labelledBy: label.labelledBy } : {}),
+        trainingConsent: true,
+      }),
+    );
   } else if (label.source === 'human' || label.review) {
     // A newer label without consent or still under review must not leave an older training example behind.
     const t = modeKeys.training(signal.key);
     if (previous && (previous.source === 'judge' || previous.source === 'human')) await records.delete(t.pk, t.sk);
   }
-  const review = modeKeys.review(signal.key);
   if (label.review) {
-    items.push({
-      ...review,
-      gsi1pk: modeKeys.reviewQueue('pending'),
-      gsi1sk: `${label.labelledAt}#${signal.key}`,
-      signalKey: signal.key,
-      status: 'pending',
-      reason: label.review.reason,
-      detail: label.review.detail,
-      model: signal.model,
-      receivedAt: signal.receivedAt,
-      signalKind: signal.signalKind,
-      rating: signal.rating,
-      ...(signal.outcome ? { outcome: signal.outcome } : {}),
-      ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
-      suggested: label.modes,
-      suggestedBy: label.source,
-      createdAt: label.labelledAt,
-    });
+    items.push(
+      reviewItemRecord.encode({
+        signalKey: signal.key,
+        status: 'pending',
+        reason: label.review.reason,
+        detail: label.review.detail,
+        model: signal.model,
+        receivedAt: signal.receivedAt,
+        signalKind: signal.signalKind,
+        rating: signal.rating,
+        ...(signal.outcome ? { outcome: signal.outcome } : {}),
+        ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+        suggested: label.modes,
+        suggestedBy: label.source,
+        createdAt: label.labelledAt,
+      }),
+    );
   } else if (previous?.review) {
-    const item = await records.get(review.pk, review.sk);
+    const review = modeKeys.review(signal.key);
+    const item = reviewItemRecord.decodeIfPresent(await records.get(review.pk, review.sk));
     if (item && item.status === 'pending') {
-      items.push({
-        ...item,
-        gsi1pk: modeKeys.reviewQueue('done'),
-        gsi1sk: `${label.labelledAt}#${signal.key}`,
-        status: 'done',
-        resolvedAt: label.labelledAt,
-        ...(label.labelledBy ? { resolvedBy: label.labelledBy } : {}),
-        resolution: label.modes.map((m) => m.mode),
-      });
+      items.push(
+        reviewItemRecord.encode({
+          ...item,
+          status: 'done',
+          resolvedAt: label.labelledAt,
+          ...(label.labelledBy ? { resolvedBy: label.labelledBy } : {}),
+          resolution: label.modes.map((m) => m.mode),
+        }),
+      );
     }
   }
-  items.push(tallyItem(signal, label));
-  items.push({ pk: modeKeys.models, sk: signal.model, model: signal.model });
-  items.push({ ...modeKeys.labelHistory(signal.key, label.labelledAt, label.source), ...label });
+  items.push(tallyRecord.encode(tallyOf(signal, label)));
+  items.push(modelSeenRecord.encode({ model: signal.model }));
+  items.push(labelHistoryRecord.encode(label));
   await records.putMany(items);
-  await records.put({ ...modeKeys.label(signal.key), ...label });
+  await records.put(modeLabelRecord.encode(label));
 }
 
 /** The current label of a signal, if any. */
 export async function readLabel(ports: Pick<Ports, 'records'>, signalKey: string): Promise<ModeLabel | undefined> {
   const k = modeKeys.label(signalKey);
-  const item = await ports.records.get(k.pk, k.sk);
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, ...label } = item;
-  return label as unknown as ModeLabel;
+  return modeLabelRecord.decodeIfPresent(await ports.records.get(k.pk, k.sk));
 }

@@ -2,7 +2,7 @@
  * Models port: chat with tools, and embeddings.
  *
  * Drivers: OpenAI-compatible HTTP (`lib/models/openai-compatible.ts`: vLLM, SGLang, Ollama, hosted APIs) and
- * Amazon Bedrock Converse (`lib/models/bedrock-converse.ts`). Tests drive the OpenAI driver against a real scripted
+ * Amazon Bedrock Converse (`lib/drivers/aws/bedrock-converse.ts`). Tests drive the OpenAI driver against a real scripted
  * HTTP server (`test/support/scripted-model-server.ts`) rather than an in-process fake.
  *
  * A driver retries what a retry may fix (429, 5xx, network errors, timeouts) and throws

@@ -1,7 +1,7 @@
 import type { Ports } from '../ports/ports.ts';
-import type { RecordItem } from '../ports/records.ts';
 import { getSuite } from './get-suite.ts';
 import { parseInput } from './parse-input.ts';
+import { suiteBestPointRecord, type SuiteBestPointRecord } from './record-codecs.ts';
 import { suiteView } from './record-views.ts';
 import { registryKeys } from './record-keys.ts';
 import { GetSuiteQuery, type Suite, type SuiteBestPoint, type SuiteDetail } from './schemas.ts';
@@ -20,7 +20,7 @@ const PAGE = 1000;
  * const points = await listSuiteBestScores(ports.records, 'forge-py', 100);
  */
 export async function listSuiteBestScores(records: Ports['records'], id: string, limit: number): Promise<SuiteBestPoint[]> {
-  const items: RecordItem[] = [];
+  const items: SuiteBestPointRecord[] = [];
   let cursor: string | undefined;
   do {
     const page = await records.query({
@@ -30,16 +30,10 @@ export async function listSuiteBestScores(records: Ports['records'], id: string,
       limit: Math.min(PAGE, limit - items.length),
       ...(cursor ? { cursor } : {}),
     });
-    items.push(...page.items);
+    items.push(...page.items.map(suiteBestPointRecord.decode));
     cursor = page.cursor;
   } while (cursor && items.length < limit);
-  return items.reverse().map((p) => ({
-    at: String(p.at),
-    sweepId: String(p.sweepId),
-    checkpoint: String(p.checkpoint),
-    score: Number(p.score),
-    suiteVersion: Number(p.suiteVersion),
-  }));
+  return items.reverse().map((p) => ({ at: p.at, sweepId: p.sweepId, checkpoint: p.checkpoint, score: p.score, suiteVersion: p.suiteVersion }));
 }
 
 /**

@@ -1,12 +1,11 @@
 import type { Ports } from '../ports/ports.ts';
-import type { RecordItem } from '../ports/records.ts';
 import { listAllSuites } from './list-suites.ts';
 import { parseInput } from './parse-input.ts';
-import { toResult } from './record-views.ts';
-import { registryKeys } from './record-keys.ts';
-import { ListResultsQuery, type Result, type SweepMode } from './schemas.ts';
-
-const MODES: SweepMode[] = ['strict', 'lenient'];
+import { cellRecord, type CellRecord } from '../sweeps/record-codecs.ts';
+import { sweepKeys } from '../sweeps/record-keys.ts';
+import { toResult } from '../sweeps/record-views.ts';
+import { ListResultsQuery, type Result } from './schemas.ts';
+import { HARNESS_MODES } from '../harness/task/harness-mode.ts';
 
 /**
  * `GET /v1/results?suite=&checkpoint=&mode=&sweep=`: result rows, oldest first (a time series).
@@ -20,25 +19,25 @@ const MODES: SweepMode[] = ['strict', 'lenient'];
  */
 export async function listResults(ports: Pick<Ports, 'records'>, rawQuery: unknown): Promise<{ items: Result[] }> {
   const q = parseInput(ListResultsQuery, rawQuery, 'query string');
-  const modes = q.mode ? [q.mode] : MODES;
-  const items: RecordItem[] = [];
+  const modes = q.mode ? [q.mode] : HARNESS_MODES;
+  const items: CellRecord[] = [];
   const drain = async (index: 'table' | 'gsi1' | 'gsi2', partition: string, beginsWith?: string) => {
     let cursor: string | undefined;
     do {
       const page = await ports.records.query({ index, partition, ...(beginsWith ? { sort: { beginsWith } } : {}), limit: 1000, ...(cursor ? { cursor } : {}) });
-      items.push(...page.items);
+      items.push(...page.items.map(cellRecord.decode));
       cursor = page.cursor;
     } while (cursor && items.length < 10_000);
   };
   if (q.sweep) {
-    await drain('table', registryKeys.resultPartition(q.sweep), registryKeys.cellPrefix);
+    await drain('table', sweepKeys.resultPartition(q.sweep), sweepKeys.cellPrefix);
   } else if (q.suite && q.checkpoint) {
-    for (const mode of modes) await drain('gsi1', registryKeys.resultSeries(q.checkpoint, q.suite, mode));
+    for (const mode of modes) await drain('gsi1', sweepKeys.resultSeries(q.checkpoint, q.suite, mode));
   } else if (q.suite) {
-    for (const mode of modes) await drain('gsi2', registryKeys.suiteResults(q.suite, mode));
+    for (const mode of modes) await drain('gsi2', sweepKeys.suiteResults(q.suite, mode));
   } else {
     // Checkpoint alone: its series on every suite.
-    for (const suite of await listAllSuites(ports)) for (const mode of modes) await drain('gsi1', registryKeys.resultSeries(q.checkpoint!, suite.id, mode));
+    for (const suite of await listAllSuites(ports)) for (const mode of modes) await drain('gsi1', sweepKeys.resultSeries(q.checkpoint!, suite.id, mode));
   }
   const rows = items
     .map(toResult)

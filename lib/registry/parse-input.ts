@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { toFieldIssues } from '../api/issues.ts';
+import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 
 /**

@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { parseInput } from './parse-input.ts';
-import { toCheckpoint } from './record-views.ts';
-import { registryKeys } from './record-keys.ts';
+import { findCheckpoint } from './get-checkpoint.ts';
+import { checkpointRecord } from './record-codecs.ts';
 import { CheckpointInput, type Checkpoint } from './schemas.ts';
 
 /** The event a registration publishes; the sweeps workflow's rule starts a sweep on it when `detail.sweep` is true. */
@@ -42,7 +42,7 @@ export async function registerCheckpoint(
 ): Promise<{ checkpoint: Checkpoint; created: boolean }> {
   const c = parseInput(CheckpointInput, input, 'checkpoint');
   if (c.parent) {
-    const parent = await ports.records.get(registryKeys.checkpoint(c.parent).pk, registryKeys.checkpoint(c.parent).sk);
+    const parent = await findCheckpoint(ports.records, c.parent);
     if (!parent) throw new ValidationError(`Invalid checkpoint: parent ${c.parent} is not registered`, [{ path: 'parent', message: `no checkpoint ${c.parent}` }]);
   }
   const registeredAt = ports.now().toISOString();
@@ -57,23 +57,10 @@ export async function registerCheckpoint(
     metadata: c.metadata,
     registeredAt,
   };
-  const order = registryKeys.checkpointOrder(registeredAt, c.id);
-  const { written } = await ports.records.put(
-    {
-      ...registryKeys.checkpoint(c.id),
-      gsi1pk: registryKeys.allCheckpoints,
-      gsi1sk: order,
-      gsi2pk: registryKeys.checkpointsByModel(c.model),
-      gsi2sk: order,
-      kind: 'checkpoint',
-      ...checkpoint,
-    },
-    { condition: { kind: 'absent' } },
-  );
+  const { written } = await ports.records.put(checkpointRecord.encode({ kind: 'checkpoint', ...checkpoint }), { condition: { kind: 'absent' } });
   let stored = checkpoint;
   if (!written) {
-    const key = registryKeys.checkpoint(c.id);
-    stored = toCheckpoint((await ports.records.get(key.pk, key.sk))!);
+    stored = (await findCheckpoint(ports.records, c.id))!;
     const same = (['model', 'parent', 'trainingRun', 'artifactKey', 'serving', 'metadata'] as const).every((f) => isDeepStrictEqual(stored[f], checkpoint[f]));
     if (!same) {
       throw new ValidationError(`Invalid checkpoint: ${c.id} is already registered with other fields (checkpoints are immutable; register a new id)`, [

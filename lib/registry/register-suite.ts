@@ -7,7 +7,7 @@ import { loadSuite } from '../harness/eval/load-suite.ts';
 import type { Ports } from '../ports/ports.ts';
 import { parseInput } from './parse-input.ts';
 import { findSuite } from './get-suite.ts';
-import { registryKeys } from './record-keys.ts';
+import { suiteRecord } from './record-codecs.ts';
 import { SuiteInput, type Suite, type SuiteInputType } from './schemas.ts';
 
 /** The suite record holds its task ids: their JSON must leave room in a 400 KB DynamoDB item. */
@@ -53,7 +53,6 @@ export async function registerSuite(
       [{ path: 'tasks.path', message: 'no such folder here' }],
     );
   }
-  const key = registryKeys.suite(s.id);
   for (let attempt = 1; ; attempt++) {
     const before = await findSuite(ports.records, s.id);
     const content: Omit<Suite, 'version' | 'status' | 'createdAt'> = {
@@ -72,7 +71,7 @@ export async function registerSuite(
     const suite: Suite = { ...content, version, status: 'active', createdAt: ports.now().toISOString() };
     const { written } = await ports.records.put(
       // A fresh revision: an `updateSuite` that read the version before this one can no longer write over it.
-      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: s.id, kind: 'suite', ...suite, revision: randomUUID() },
+      suiteRecord.encode({ kind: 'suite', ...suite, revision: randomUUID() }),
       { condition: { kind: 'absentOrOlder', field: 'version', value: version } },
     );
     if (written) return { suite, created: true, ...(before && before.version < version ? { previousVersion: before.version } : {}) };

@@ -7,8 +7,9 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { DEFAULT_VLLM_PORT, VllmPortSchema } from '../compute/vllm-port.ts';
-import { boundedJson } from '../api/json-bounds.ts';
+import { HarnessModeSchema } from '../harness/task/harness-mode.ts';
+import { DEFAULT_VLLM_PORT, VllmPortSchema } from '../rollout/vllm-port.ts';
+import { boundedJson } from '../shared/json-bounds.ts';
 
 /** Bytes of a checkpoint's free `metadata` JSON, under the 64 KiB body (its depth is bounded too: `FREE_JSON_MAX_DEPTH`). */
 export const CHECKPOINT_METADATA_MAX_BYTES = 32 * 1024;
@@ -27,9 +28,11 @@ export const RegistryId = z
 
 const IsoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-02T10:00:00Z' });
 
-/** Harness modes a sweep may run (`lib/harness/sandbox/sandbox.ts`): strict (history stripped, egress allow-listed) and lenient. */
-export const HarnessModeSchema = z.enum(['strict', 'lenient']).openapi('HarnessMode');
-export type SweepMode = z.infer<typeof HarnessModeSchema>;
+/**
+ * The harness mode (`lib/harness/task/harness-mode.ts`) as the API documents it: one `HarnessMode` component. A clone,
+ * because zod gives `.openapi` only to schemas made after `extendZodWithOpenApi`, and the harness's is made before.
+ */
+export const HarnessModeComponent = HarnessModeSchema.clone().openapi('HarnessMode');
 
 /**
  * How a checkpoint is served to the harness:
@@ -192,7 +195,8 @@ export const SuiteView = z
     best: z.object({ score: z.number(), checkpoint: z.string(), sweepId: z.string(), at: IsoDateTime }).optional(),
   })
   .openapi('Suite');
-export type Suite = z.infer<typeof SuiteView> & { taskIds: string[] };
+/** A suite with its task ids (the API view leaves them out), and the sweep that marked it saturated, when one did. */
+export type Suite = z.infer<typeof SuiteView> & { taskIds: string[]; saturatedBySweep?: string };
 
 export const ListSuitesQuery = z.object({ status: SuiteStatusSchema.optional() }).strict();
 export const SuiteList = z.object({ items: z.array(SuiteView) }).openapi('SuiteList');
@@ -265,7 +269,7 @@ export const ResultView = z
     checkpoint: z.string(),
     suite: z.string(),
     suiteVersion: z.number().int(),
-    mode: HarnessModeSchema,
+    mode: HarnessModeComponent,
     /** Mean over tasks of each task's pass rate over its scored attempts (pass@1); null when nothing was scored. */
     score: z.number().nullable(),
     /** Tasks with at least one scored attempt. */
@@ -293,7 +297,7 @@ export const ListResultsQuery = z
   .object({
     suite: RegistryId.optional(),
     checkpoint: RegistryId.optional(),
-    mode: HarnessModeSchema.optional(),
+    mode: HarnessModeComponent.optional(),
     sweep: RegistryId.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
   })

@@ -12,10 +12,11 @@
  * The CLI and the forge on the operator's machine register folder suites and local repositories by calling the use
  * cases directly (`registerSuiteFromFolder`), not through the API.
  */
-import type { FieldIssue } from '../api/issues.ts';
+import type { FieldIssue } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
-import { forEachLimited } from '../feedback/for-each-limited.ts';
+import { forEachLimited } from '../shared/for-each-limited.ts';
 import type { Ports } from '../ports/ports.ts';
+import { taskRecord } from './record-codecs.ts';
 import { registryKeys } from './record-keys.ts';
 import type { SuiteTasksSource } from './schemas.ts';
 
@@ -122,13 +123,13 @@ async function storedTask(
   suiteId: string,
   source: SuiteTasksSource,
   id: string,
-): Promise<{ repo?: unknown } | undefined | null> {
+): Promise<Record<string, unknown> | undefined | null> {
   const fromBlob = async (key: string) => {
     const bytes = await ports.blobs.get(key);
     if (!bytes) return undefined;
     try {
       const v = JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
-      return v !== null && typeof v === 'object' ? (v as { repo?: unknown }) : null;
+      return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null;
     } catch {
       return null;
     }
@@ -136,9 +137,9 @@ async function storedTask(
   if (source.kind === 'blobs') return fromBlob(`${source.prefix}${id}.json`);
   if (source.kind !== 'records') return null;
   const key = registryKeys.task(suiteId, id, source.sk);
-  const item = await ports.records.get(key.pk, key.sk);
-  if (!item) return undefined;
-  if (item.task && typeof item.task === 'object') return item.task as { repo?: unknown };
-  if (typeof item.taskKey === 'string') return (await fromBlob(item.taskKey)) ?? null;
-  return item as { repo?: unknown };
+  const record = taskRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
+  if (!record) return undefined;
+  if (record.task) return record.task;
+  if (record.taskKey !== undefined) return (await fromBlob(record.taskKey)) ?? null;
+  return record;
 }

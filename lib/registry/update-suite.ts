@@ -1,6 +1,6 @@
 /**
  * Changes a suite record with optimistic concurrency: read it, let `change` decide on what was read, write only over
- * that very item (the record's `revision`, a fresh random id on every write that `toSuite` hides, must be unchanged),
+ * that very item (the record's `revision`, a fresh random id on every write that the `Suite` view hides, must be unchanged),
  * else read again and decide again. Random, not a counter: `registerSuite` writes a new version whole, and a counter
  * restarting there could match a stale reader's number; an id never repeats. So a sweep marking a suite saturated and a person retiring it at the same moment never undo each
  * other: the loser sees the winner's write and decides on it (`check-saturation` leaves a retired suite alone).
@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { RecordsPort } from '../ports/records.ts';
-import { toSuite } from './record-views.ts';
+import { suiteRecord } from './record-codecs.ts';
 import { registryKeys } from './record-keys.ts';
 import type { Suite } from './schemas.ts';
 
@@ -22,13 +22,13 @@ const UPDATE_TRIES = 5;
 export async function updateSuite(records: RecordsPort, id: string, change: (current: Suite) => Suite | undefined): Promise<Suite | undefined> {
   const key = registryKeys.suite(id);
   for (let attempt = 1; attempt <= UPDATE_TRIES; attempt++) {
-    const item = await records.get(key.pk, key.sk);
-    if (!item) throw new NotFoundError(`No suite ${id}`);
-    const next = change(toSuite(item));
+    const stored = suiteRecord.decodeIfPresent(await records.get(key.pk, key.sk));
+    if (!stored) throw new NotFoundError(`No suite ${id}`);
+    const { kind: _kind, revision, ...current } = stored;
+    const next = change(current);
     if (!next) return undefined;
-    const revision = typeof item.revision === 'string' ? item.revision : undefined;
     const { written } = await records.put(
-      { ...key, gsi1pk: registryKeys.allSuites, gsi1sk: id, kind: 'suite', ...next, revision: randomUUID() },
+      suiteRecord.encode({ ...next, kind: 'suite', revision: randomUUID() }),
       { condition: { kind: 'unchanged', field: 'revision', value: revision } },
     );
     if (written) return next;

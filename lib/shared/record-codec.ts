@@ -44,47 +44,78 @@ export interface RecordKeys {
 
 const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
 
-export interface RecordCodec<T> {
+/** Reads one record kind: the value of a stored item, checked against the kind's schema. */
+export interface RecordView<T> {
   /** Words for errors: `feedback event`, `suite`. */
   readonly kind: string;
-  /** The item to store: the keys `keys(value)` names plus the value's fields, checked against the schema. */
-  encode(value: T): RecordItem;
   /** The value of a stored item, without its key attributes; throws `MalformedRecordError` naming the field. */
   decode(item: RecordItem): T;
   /** `decode`, or undefined for an absent item (the shape of `records.get`). */
   decodeIfPresent(item: RecordItem | undefined): T | undefined;
 }
 
-export interface RecordCodecOptions<Schema extends z.ZodType> {
+export interface RecordCodec<T> extends RecordView<T> {
+  /** The item to store: the keys `keys(value)` names plus the value's fields, checked against the schema. */
+  encode(value: T): RecordItem;
+}
+
+export interface RecordViewOptions<Schema extends z.ZodType> {
   kind: string;
   /** The record's fields, key attributes excluded. Unknown stored attributes are dropped on decode. */
   schema: Schema;
+  /**
+   * Fields the keys already hold (`feedbackKey` of `FBKEY#<feedbackKey>`): not stored twice by `encode`, read back
+   * from the keys by `decode`.
+   */
+  fromKeys?: (keys: RecordKeys) => Partial<z.input<Schema>>;
+}
+
+export interface RecordCodecOptions<Schema extends z.ZodType> extends RecordViewOptions<Schema> {
   /** Where a value is stored. */
   keys: (value: z.output<Schema>) => RecordKeys;
+}
+
+/**
+ * A read-only view of a record kind: the fields one reader needs, checked (e.g. the fields of a feedback event the
+ * failure-mode chain reads, which tolerates a comment that is not text).
+ *
+ * @example
+ * const draftStatus = defineRecordView({ kind: 'eval draft', schema: z.object({ status: z.enum(['pending', 'approved']) }) });
+ * const status = draftStatus.decodeIfPresent(await records.get(pk, sk))?.status;
+ */
+export function defineRecordView<Schema extends z.ZodType>(options: RecordViewOptions<Schema>): RecordView<z.output<Schema>> {
+  const { kind, schema, fromKeys } = options;
+  const check = checker(kind, schema);
+  const decode = (item: RecordItem): z.output<Schema> => {
+    const fields: Record<string, unknown> = fromKeys ? { ...fromKeys(item), ...item } : { ...item };
+    for (const attribute of KEY_ATTRIBUTES) delete fields[attribute];
+    return check(fields, item.pk, item.sk);
+  };
+  return { kind, decode, decodeIfPresent: (item) => (item === undefined ? undefined : decode(item)) };
 }
 
 export function defineRecordCodec<Schema extends z.ZodType>(
   options: RecordCodecOptions<Schema>,
 ): RecordCodec<z.output<Schema>> {
-  const { kind, schema, keys } = options;
-  const check = (value: unknown, pk: string, sk: string): z.output<Schema> => {
+  const { kind, schema, keys, fromKeys } = options;
+  const check = checker(kind, schema);
+  return {
+    ...defineRecordView(options),
+    encode(value) {
+      const key = keys(value);
+      const fields: Record<string, unknown> = { ...(check(value, key.pk, key.sk) as object) };
+      if (fromKeys) for (const name of Object.keys(fromKeys(key))) delete fields[name];
+      return { ...fields, ...key };
+    },
+  };
+}
+
+/** Parses a value against the schema, or throws `MalformedRecordError` naming the first bad field. */
+function checker<Schema extends z.ZodType>(kind: string, schema: Schema) {
+  return (value: unknown, pk: string, sk: string): z.output<Schema> => {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
     const issue = result.error.issues[0];
     throw new MalformedRecordError(kind, pk, sk, issue?.path.map(String).join('.') ?? '', issue?.message ?? 'invalid');
-  };
-  const decode = (item: RecordItem): z.output<Schema> => {
-    const fields: Record<string, unknown> = { ...item };
-    for (const attribute of KEY_ATTRIBUTES) delete fields[attribute];
-    return check(fields, item.pk, item.sk);
-  };
-  return {
-    kind,
-    encode(value) {
-      const key = keys(value);
-      return { ...(check(value, key.pk, key.sk) as object), ...key };
-    },
-    decode,
-    decodeIfPresent: (item) => (item === undefined ? undefined : decode(item)),
   };
 }

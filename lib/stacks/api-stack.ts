@@ -10,7 +10,7 @@ import { RouteTableApi } from '../constructs/route-table-api.ts';
 import { ApiWaf } from '../constructs/api-waf.ts';
 import { addApiKeyAuthorizer } from '../auth/infra/api-key-authorizer.ts';
 import type { DataStack } from './data-stack.ts';
-import { grantSweepExecutions } from '../registry/infra/grant-sweep-executions.ts';
+import { grantSweepExecutions } from '../sweeps/infra/grant-sweep-executions.ts';
 import { functionEnvironment } from './function-environment.ts';
 import { grantBedrockModels } from '../modes/infra/modes-pipeline.ts';
 import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';

@@ -1,21 +1,19 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { BatchNetwork } from '../compute/infra/batch-network.ts';
 import { FairSharePool } from '../compute/infra/fair-share-pool.ts';
-import { FORGE_JOB_ACCESS, grantJobAccess, rolloutJobAccess } from '../compute/infra/job-access.ts';
-import { JobImage } from '../compute/infra/job-image.ts';
 import { RunnableTimeoutReport } from '../compute/infra/runnable-timeout-report.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { retentionDays } from '../constructs/flywheel-function.ts';
+import type { JobImage } from '../constructs/job-image.ts';
+import { addForgeJob } from '../forge/infra/forge-job.ts';
+import { addRolloutJob } from '../rollout/infra/rollout-job.ts';
 import { ROLLOUT_ATTEMPT_TIMEOUT_SECONDS, ROLLOUT_JOB_ATTEMPTS } from '../sweeps/workflow/sweep.asl.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
-
-const JOB_KEY_REASON =
-  'Job blob keys hold the run id, known only when the job is submitted (a job role takes no per-job session policy): objects are granted per key family of this one bucket (specs, tasks, results, trajectories), never the whole bucket or another bucket.';
 
 export interface ComputeStackProps extends StackProps {
   settings: StageSettings;
@@ -25,9 +23,11 @@ export interface ComputeStackProps extends StackProps {
 }
 
 /**
- * AWS Batch for the stage: the jobs' network, one fair-share pool per hardware pool (GPU for rollouts and training,
- * CPU for grading and the forge), the rollout and forge images with their job definitions, their log group, and the
- * report of jobs cancelled for waiting RUNNABLE too long.
+ * AWS Batch for the stage. The pools (`lib/compute/infra/`): the jobs' network, one fair-share pool per hardware
+ * pool (GPU for rollouts and training, CPU for grading and the forge) and the report of jobs cancelled for waiting
+ * RUNNABLE too long. The jobs that run on them, each its capability's (`lib/rollout/infra/rollout-job.ts`,
+ * `lib/forge/infra/forge-job.ts`): an image with its job definition and a role granted the job's key families; and
+ * the jobs' log group.
  */
 export class ComputeStack extends Stack {
   readonly network: BatchNetwork;
@@ -56,34 +56,15 @@ export class ComputeStack extends Stack {
       removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     const environment = functionEnvironment(data, props.bus);
-    this.rollout = new JobImage(this, 'Rollout', {
+    this.rollout = addRolloutJob(this, {
       settings,
-      name: 'rollout',
-      vcpus: 8,
-      memory: Size.gibibytes(30),
-      // The default: the sweep's Batch task overrides it per shard with the checkpoint's `serving.gpus`
-      // (SHARD_JOB_RESOURCES in lib/sweeps/workflow/sweep.asl.ts).
-      gpus: 1,
+      data,
       environment,
       logGroup: this.jobLogs,
       attemptTimeout: Duration.seconds(ROLLOUT_ATTEMPT_TIMEOUT_SECONDS),
       attempts: ROLLOUT_JOB_ATTEMPTS,
-      description: 'One shard of an eval sweep: attempts in the strict harness, the checkpoint served beside them',
     });
-    this.forge = new JobImage(this, 'Forge', {
-      settings,
-      name: 'forge',
-      vcpus: 4,
-      memory: Size.gibibytes(8),
-      environment,
-      logGroup: this.jobLogs,
-      attemptTimeout: Duration.hours(2),
-      attempts: 3,
-      description: 'Forge: certified tasks made by deleting a feature from a repository with tests',
-    });
-    // Each job role reaches only the key families its entry point uses (lib/compute/infra/job-access.ts).
-    grantJobAccess(this.rollout.jobRole, data, rolloutJobAccess(settings.jobReadPrefixes), JOB_KEY_REASON);
-    grantJobAccess(this.forge.jobRole, data, FORGE_JOB_ACCESS, JOB_KEY_REASON);
+    this.forge = addForgeJob(this, { settings, data, environment, logGroup: this.jobLogs });
     new RunnableTimeoutReport(this, 'RunnableTimeouts', { pools: [this.gpu, this.cpu], alarmTopic: props.alarmTopic });
 
     new CfnOutput(this, 'GpuJobQueueArn', { value: this.gpu.queue.jobQueueArn, description: 'Fair-share job queue of the GPU pool' });

@@ -2,7 +2,7 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
 import { ArtifactsBucket } from '../constructs/artifacts-bucket.ts';
-import { IngestQueue } from '../constructs/ingest-queue.ts';
+import { IngestQueue } from '../feedback/infra/ingest-queue.ts';
 import { RecordsTable } from '../constructs/records-table.ts';
 
 /**

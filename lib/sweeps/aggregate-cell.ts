@@ -4,74 +4,43 @@
  * shard twice, or two shards of one cell at once, can never double-count: the part is overwritten with the same
  * tallies, and the cell is rebuilt from whatever parts exist (`recomputeCells` after the Map makes it final).
  */
+import { z } from 'zod';
 import type { RecordsPort } from '../ports/records.ts';
-import type { CellItem, TaskTally } from '../registry/record-views.ts';
-import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
-import type { SweepMode } from '../registry/schemas.ts';
+import { cellRecord, shardPartRecord, TaskTallySchema, type CellRecord, type ShardPartRecord, type TaskTally } from './record-codecs.ts';
+import { shardIndexOf, sweepBlobKeys, sweepKeys } from './record-keys.ts';
+import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import { scoreTallies } from './score-interval.ts';
 import type { SweepRecordBody } from './schemas.ts';
 import type { ShardRef } from './workflow/sweep-steps.ts';
-
-export interface ShardPartItem {
-  pk: string;
-  sk: string;
-  kind: 'sweep-shard-result';
-  sweepId: string;
-  shardId: string;
-  shardIndex: number;
-  checkpoint: string;
-  suite: string;
-  mode: SweepMode;
-  status: 'succeeded' | 'failed';
-  /** The shard's run id: its child i's attempts are at `EVAL#<runId>.shard-<i>`. */
-  runId: string;
-  arraySize: number;
-  perTask: TaskTally[];
-  ungraded: number;
-  infrastructureErrors: number;
-  jobId?: string;
-  error?: string;
-  /** Why, in words (Batch's StatusReason, a Lambda's errorMessage). */
-  reason?: string;
-  cause?: string;
-  updatedAt: string;
-  [k: string]: unknown;
-}
 
 /** Per-task tallies above this size go to a blob (DynamoDB items are 400 KB). */
 export const PER_TASK_INLINE_MAX_BYTES = 64 * 1024;
 
 /** A cell's per-task tallies, inline or from their blob. */
-export async function cellTallies(blobs: BlobsPort, cell: CellItem): Promise<TaskTally[]> {
+export async function cellTallies(blobs: BlobsPort, cell: CellRecord): Promise<TaskTally[]> {
   if (cell.perTask) return cell.perTask;
   if (!cell.perTaskKey) return [];
   const bytes = await blobs.get(cell.perTaskKey);
-  return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as TaskTally[]) : [];
-}
-
-/** `c0-s1-strict-3` → 3. */
-export function shardIndexOf(shard: Pick<ShardRef, 'shardId'>): number {
-  const m = /-(\d+)$/.exec(shard.shardId);
-  return m ? Number(m[1]) : 0;
+  return bytes ? z.array(TaskTallySchema).parse(JSON.parse(new TextDecoder().decode(bytes))) : [];
 }
 
 /** `RESULT#<sweep>…` / `SHARD#…`: the record of a shard's part of its cell. */
 export function shardPartKey(sweepId: string, shard: Pick<ShardRef, 'shardId' | 'checkpoint' | 'suite' | 'mode'>): { pk: string; sk: string } {
-  return registryKeys.shardPart(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard));
+  return sweepKeys.shardPart(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard));
 }
 
-export async function listParts(records: RecordsPort, sweepId: string, checkpoint: string, suite: string, mode: SweepMode): Promise<ShardPartItem[]> {
-  const out: ShardPartItem[] = [];
+export async function listParts(records: RecordsPort, sweepId: string, checkpoint: string, suite: string, mode: HarnessMode): Promise<ShardPartRecord[]> {
+  const out: ShardPartRecord[] = [];
   let cursor: string | undefined;
   do {
     const page = await records.query({
-      partition: registryKeys.resultPartition(sweepId),
-      sort: { beginsWith: registryKeys.shardPartPrefix(checkpoint, suite, mode) },
+      partition: sweepKeys.resultPartition(sweepId),
+      sort: { beginsWith: sweepKeys.shardPartPrefix(checkpoint, suite, mode) },
       limit: 1000,
       ...(cursor ? { cursor } : {}),
     });
-    out.push(...(page.items as ShardPartItem[]));
+    out.push(...page.items.map(shardPartRecord.decode));
     cursor = page.cursor;
   } while (cursor);
   return out;
@@ -84,19 +53,14 @@ export async function listParts(records: RecordsPort, sweepId: string, checkpoin
 export async function recomputeCell(
   ports: { records: RecordsPort; blobs: BlobsPort; now: () => Date },
   sweep: SweepRecordBody,
-  cell: { checkpoint: string; suite: string; suiteVersion: number; mode: SweepMode; shards: number; tasks: number },
-): Promise<CellItem> {
+  cell: { checkpoint: string; suite: string; suiteVersion: number; mode: HarnessMode; shards: number; tasks: number },
+): Promise<CellRecord> {
   const parts = await listParts(ports.records, sweep.sweepId, cell.checkpoint, cell.suite, cell.mode);
   const ok = parts.filter((p) => p.status === 'succeeded');
   const perTask = ok.flatMap((p) => p.perTask).sort((a, b) => a.taskId.localeCompare(b.taskId));
   const s = scoreTallies(perTask);
   const at = sweep.requestedAt;
-  const item: CellItem = {
-    ...registryKeys.cell(sweep.sweepId, cell.checkpoint, cell.suite, cell.mode),
-    gsi1pk: registryKeys.resultSeries(cell.checkpoint, cell.suite, cell.mode),
-    gsi1sk: registryKeys.resultSeriesSort(at, sweep.sweepId),
-    gsi2pk: registryKeys.suiteResults(cell.suite, cell.mode),
-    gsi2sk: registryKeys.suiteResultsSort(at, sweep.sweepId, cell.checkpoint),
+  const item: CellRecord = {
     kind: 'sweep-result',
     sweepId: sweep.sweepId,
     checkpoint: cell.checkpoint,
@@ -125,6 +89,6 @@ export async function recomputeCell(
     item.perTaskKey = sweepBlobKeys.cellTallies(sweep.sweepId, `${cell.checkpoint}#${cell.suite}#${cell.mode}`);
     await ports.blobs.put(item.perTaskKey, tallies, { contentType: 'application/json' });
   }
-  await ports.records.put(item);
+  await ports.records.put(cellRecord.encode(item));
   return item;
 }

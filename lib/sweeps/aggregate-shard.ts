@@ -1,7 +1,7 @@
-import { listAttemptRecords } from '../harness/attempt/attempt-record.ts';
-import type { TaskTally } from '../registry/record-views.ts';
-import { registryKeys } from '../registry/record-keys.ts';
-import { listParts, recomputeCell, shardIndexOf, shardPartKey, type ShardPartItem } from './aggregate-cell.ts';
+import { listAttemptRecords } from '../harness/attempt/read-attempt-records.ts';
+import { listParts, recomputeCell, shardPartKey } from './aggregate-cell.ts';
+import { shardPartRecord, type ShardPartRecord, type TaskTally } from './record-codecs.ts';
+import { shardIndexOf, sweepKeys } from './record-keys.ts';
 import { readPlan } from './plan-shards.ts';
 import { readShardSpec, shardAttemptRunIds, type ShardSpec } from './shard-spec.ts';
 import { getSweep } from './sweep-record.ts';
@@ -29,9 +29,7 @@ export async function aggregateShard(ports: SweepStepPorts, input: AggregateShar
   const spec = await readShardSpec(ports.blobs, shard.shardKey);
   const tally = await tallyAttempts(ports, spec);
   const key = partRef(sweepId, shard);
-  const part: ShardPartItem = {
-    pk: key.pk,
-    sk: key.sk,
+  const part: ShardPartRecord = {
     kind: 'sweep-shard-result',
     sweepId,
     shardId: shard.shardId,
@@ -46,7 +44,7 @@ export async function aggregateShard(ports: SweepStepPorts, input: AggregateShar
     jobId: input.job.jobId,
     updatedAt: ports.now().toISOString(),
   };
-  await ports.records.put(part);
+  await ports.records.put(shardPartRecord.encode(part));
   await rebuildCellOf(ports, sweepId, shard);
   return { shardId: shard.shardId, status: 'succeeded', resultKey: key.ref };
 }
@@ -59,11 +57,9 @@ export async function aggregateShard(ports: SweepStepPorts, input: AggregateShar
 export async function recordShardFailure(ports: SweepStepPorts, input: RecordShardFailureInput): Promise<ShardOutcome> {
   const { sweepId, shard } = input;
   const key = partRef(sweepId, shard);
-  const existing = (await ports.records.get(key.pk, key.sk)) as ShardPartItem | undefined;
+  const existing = shardPartRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
   if (existing?.status === 'succeeded') return { shardId: shard.shardId, status: 'succeeded', resultKey: key.ref };
-  const part: ShardPartItem = {
-    pk: key.pk,
-    sk: key.sk,
+  const part: ShardPartRecord = {
     kind: 'sweep-shard-result',
     sweepId,
     shardId: shard.shardId,
@@ -72,7 +68,7 @@ export async function recordShardFailure(ports: SweepStepPorts, input: RecordSha
     suite: shard.suite,
     mode: shard.mode,
     status: 'failed',
-    runId: registryKeys.shardRunId(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard)),
+    runId: sweepKeys.shardRunId(sweepId, shard.checkpoint, shard.suite, shard.mode, shardIndexOf(shard)),
     arraySize: shard.arraySize,
     perTask: [],
     ungraded: 0,
@@ -83,7 +79,7 @@ export async function recordShardFailure(ports: SweepStepPorts, input: RecordSha
     ...(input.error.Cause ? { cause: input.error.Cause.slice(0, 2000) } : {}),
     updatedAt: ports.now().toISOString(),
   };
-  await ports.records.put(part);
+  await ports.records.put(shardPartRecord.encode(part));
   await rebuildCellOf(ports, sweepId, shard);
   return { shardId: shard.shardId, status: 'failed', error: input.error.Error };
 }
@@ -104,7 +100,7 @@ export function failureReason(cause: string | undefined): string | undefined {
   return cause.slice(0, 300);
 }
 
-async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pick<ShardPartItem, 'perTask' | 'ungraded' | 'infrastructureErrors'>> {
+async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pick<ShardPartRecord, 'perTask' | 'ungraded' | 'infrastructureErrors'>> {
   const wanted = new Set(spec.taskIds);
   const byTask = new Map<string, TaskTally>(spec.taskIds.map((id) => [id, { taskId: id, scored: 0, passed: 0 }]));
   const seen = new Set<string>();

@@ -2,7 +2,7 @@ import type { SweepSettings } from '../config/stages.ts';
 import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
 import { getSuite } from '../registry/get-suite.ts';
 import { updateSuite } from '../registry/update-suite.ts';
-import { registryKeys } from '../registry/record-keys.ts';
+import { suiteBestPointRecord } from '../registry/record-codecs.ts';
 import type { Suite } from '../registry/schemas.ts';
 import { listSweepCells } from './list-suite-cells.ts';
 import { getSweep } from './sweep-record.ts';
@@ -48,11 +48,11 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
     const best = mine[0];
     if (!best) continue;
     const point = { score: best.score!, checkpoint: best.checkpoint, sweepId: sweep.sweepId, at: sweep.requestedAt };
-    await ports.records.put({ ...registryKeys.suiteBestPoint(ref.id, sweep.requestedAt, sweep.sweepId), kind: 'suite-best', suite: ref.id, suiteVersion: ref.version, ...point });
-    let updated: Suite & Record<string, unknown> = suite;
+    await ports.records.put(suiteBestPointRecord.encode({ kind: 'suite-best', suite: ref.id, suiteVersion: ref.version, ...point }));
+    let updated: Suite = suite;
     if (!suite.best || point.score > suite.best.score) updated = { ...updated, best: point };
     const threshold = suite.saturationThreshold ?? options.settings.saturationThreshold;
-    const alreadyMine = suite.status === 'saturated' && (suite as { saturatedBySweep?: string }).saturatedBySweep === sweep.sweepId;
+    const alreadyMine = suite.status === 'saturated' && suite.saturatedBySweep === sweep.sweepId;
     if (alreadyMine) newlySaturated.push(ref.id);
     else if (suite.status === 'active' && point.score >= threshold) {
       // Retired (or re-versioned) since it was read: its owner decided already; no alert about the old version.
@@ -81,7 +81,8 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
     if (updated !== suite) {
       // Only what this step changed, over the record as it is now; a suite retired (or re-versioned) meanwhile keeps
       // what its owner did (updateSuite writes over the very item it read, or reads again).
-      const changes = Object.fromEntries(Object.entries(updated).filter(([k, v]) => (suite as Record<string, unknown>)[k] !== v));
+      const read = new Map<string, unknown>(Object.entries(suite));
+      const changes = Object.fromEntries(Object.entries(updated).filter(([k, v]) => read.get(k) !== v));
       await updateSuite(ports.records, ref.id, (current) => (current.status === 'retired' || current.version !== ref.version ? undefined : { ...current, ...changes }));
     }
   }

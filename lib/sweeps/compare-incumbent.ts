@@ -1,10 +1,10 @@
 import { findCheckpoint } from '../registry/get-checkpoint.ts';
-import type { CellItem, TaskTally } from '../registry/record-views.ts';
-import { registryKeys } from '../registry/record-keys.ts';
-import type { SweepMode } from '../registry/schemas.ts';
+import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import { cellTallies } from './aggregate-cell.ts';
 import { recomputeCells } from './aggregate-shard.ts';
 import { listSuiteCells, listSweepCells } from './list-suite-cells.ts';
+import { comparisonRecord, type CellRecord, type TaskTally } from './record-codecs.ts';
+import { sweepKeys } from './record-keys.ts';
 import { differenceOf } from './score-interval.ts';
 import type { Comparison, SweepRecordBody } from './schemas.ts';
 import { getSweep } from './sweep-record.ts';
@@ -20,17 +20,17 @@ export async function findIncumbent(
   ports: Pick<SweepStepPorts, 'records'>,
   sweep: Pick<SweepRecordBody, 'sweepId' | 'requestedAt'>,
   suite: { id: string; version: number },
-  mode: SweepMode,
-): Promise<CellItem | undefined> {
+  mode: HarnessMode,
+): Promise<CellRecord | undefined> {
   const scored = (await listSuiteCells(ports.records, suite.id, mode)).filter((c) => c.suiteVersion === suite.version && c.score !== null);
   const earlier = scored.filter((c) => c.at < sweep.requestedAt && c.sweepId !== sweep.sweepId);
   const pool = earlier.length > 0 ? earlier : scored.filter((c) => c.sweepId === sweep.sweepId);
-  const latest = new Map<string, CellItem>();
+  const latest = new Map<string, CellRecord>();
   for (const c of pool) {
     const prev = latest.get(c.checkpoint);
     if (!prev || c.at > prev.at || (c.at === prev.at && c.sweepId > prev.sweepId)) latest.set(c.checkpoint, c);
   }
-  const active: CellItem[] = [];
+  const active: CellRecord[] = [];
   for (const c of latest.values()) {
     const cp = await findCheckpoint(ports.records, c.checkpoint);
     if (cp && cp.status === 'active') active.push(c);
@@ -64,15 +64,15 @@ export async function compareWithIncumbent(ports: SweepStepPorts, input: SweepId
         if (c.verdict === 'worse') regressions++;
         if (c.verdict === 'better') improvements++;
         comparisons++;
-        await ports.records.put({ ...registryKeys.comparison(sweep.sweepId, checkpoint, suite.id, mode), kind: 'sweep-comparison', sweepId: sweep.sweepId, ...c });
+        await ports.records.put(comparisonRecord.encode({ kind: 'sweep-comparison', sweepId: sweep.sweepId, ...c }));
       }
     }
   }
-  const key = registryKeys.comparison(sweep.sweepId, '', '', 'strict');
-  return { comparisonKey: `${key.pk}/${registryKeys.comparisonPrefix}`, comparisons, regressions, improvements };
+  const key = sweepKeys.comparison(sweep.sweepId, '', '', 'strict');
+  return { comparisonKey: `${key.pk}/${sweepKeys.comparisonPrefix}`, comparisons, regressions, improvements };
 }
 
-function compareCell(checkpoint: string, suite: string, mode: SweepMode, cell: CellItem | undefined, incumbent: CellItem | undefined, cellTasks: TaskTally[], incumbentTasks: TaskTally[]): Comparison {
+function compareCell(checkpoint: string, suite: string, mode: HarnessMode, cell: CellRecord | undefined, incumbent: CellRecord | undefined, cellTasks: TaskTally[], incumbentTasks: TaskTally[]): Comparison {
   const base = { checkpoint, suite, mode, score: cell?.score ?? null, incumbentScore: incumbent?.score ?? null };
   if (!cell || cell.score === null) return { ...base, incumbent: incumbent?.checkpoint ?? null, difference: null, ci: null, paired: false, n: 0, verdict: 'not-scored' };
   if (!incumbent || incumbent.checkpoint === checkpoint) {

@@ -1,14 +1,12 @@
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
 import { getSuite } from '../registry/get-suite.ts';
-import { toResult } from '../registry/record-views.ts';
-import { registryKeys } from '../registry/record-keys.ts';
-import type { ShardPartItem } from './aggregate-cell.ts';
 import { listSweepCells } from './list-suite-cells.ts';
+import { comparisonRecord, shardPartRecord, sweepExecutionRecord } from './record-codecs.ts';
+import { sweepKeys } from './record-keys.ts';
+import { toResult } from './record-views.ts';
 import type { Comparison, SweepReport } from './schemas.ts';
-import { SWEEP_EXECUTION_SK } from './start-sweep.ts';
 import { findSweep } from './sweep-record.ts';
-import type { SweepExecutionInput } from './workflow/sweep-steps.ts';
 import { NotFoundError } from '../errors.ts';
 
 async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWith: string): Promise<RecordItem[]> {
@@ -34,12 +32,13 @@ async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWit
  * for (const r of report.results) console.log(r.checkpoint, r.suite, r.mode, r.score, r.ci);
  */
 export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>, sweepId: string, options: { executionId?: string } = {}): Promise<SweepReport> {
-  const started = await ports.records.get(registryKeys.sweep(sweepId).pk, SWEEP_EXECUTION_SK);
-  const executionId = options.executionId ?? (started?.executionId as string | undefined);
+  const executionKey = sweepKeys.execution(sweepId);
+  const started = sweepExecutionRecord.decodeIfPresent(await ports.records.get(executionKey.pk, executionKey.sk));
+  const executionId = options.executionId ?? started?.executionId;
   const execution = await describeExecution(ports, executionId);
   const sweep = await findSweep(ports.records, sweepId);
   if (!sweep) {
-    const request = started?.input as SweepExecutionInput | undefined;
+    const request = started?.input;
     if (!request) throw new NotFoundError(`No sweep ${sweepId}`);
     return {
       sweep: {
@@ -62,14 +61,14 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
     };
   }
   const cells = await listSweepCells(ports.records, sweepId);
-  const parts = (await drain(ports, registryKeys.resultPartition(sweepId), 'SHARD#')) as ShardPartItem[];
-  const comparisons = (await drain(ports, registryKeys.sweep(sweepId).pk, registryKeys.comparisonPrefix)).map((c) => {
-    const { pk: _p, sk: _s, kind: _k, sweepId: _id, ...rest } = c;
-    return rest as unknown as Comparison;
+  const parts = (await drain(ports, sweepKeys.resultPartition(sweepId), sweepKeys.allShardPartsPrefix)).map(shardPartRecord.decode);
+  const comparisons = (await drain(ports, sweepKeys.sweep(sweepId).pk, sweepKeys.comparisonPrefix)).map((item): Comparison => {
+    const { kind: _kind, sweepId: _sweepId, ...comparison } = comparisonRecord.decode(item);
+    return comparison;
   });
   const saturated: SweepReport['saturated'] = [];
   for (const ref of sweep.suites) {
-    const suite = (await getSuite(ports.records, ref.id).catch(() => undefined)) as (Awaited<ReturnType<typeof getSuite>> & { saturatedBySweep?: string }) | undefined;
+    const suite = await getSuite(ports.records, ref.id).catch(() => undefined);
     if (suite?.status === 'saturated' && suite.saturatedBySweep === sweepId && suite.best) {
       saturated.push({ suite: ref.id, score: suite.best.score, checkpoint: suite.best.checkpoint, ...(suite.usefulLifeDays !== undefined ? { usefulLifeDays: suite.usefulLifeDays } : {}) });
     }

@@ -1,17 +1,22 @@
-import { groupTasksByImage } from '../compute/environment-images.ts';
+import { z } from 'zod';
+import { groupTasksByImage } from '../rollout/environment-images.ts';
 import type { SweepSettings } from '../config/stages.ts';
-import { FlywheelError, ValidationError } from '../errors.ts';
-import { forEachLimited } from '../feedback/for-each-limited.ts';
+import { ConfigurationError, ValidationError } from '../errors.ts';
+import { forEachLimited } from '../shared/for-each-limited.ts';
 import { loadSuite, localSourceDir } from '../harness/eval/load-suite.ts';
 import { isRemoteGitUrl } from '../harness/task/prepare-task-source.ts';
 import type { Task } from '../harness/task/task-schema.ts';
 import { getCheckpoint } from '../registry/get-checkpoint.ts';
 import { getSuite } from '../registry/get-suite.ts';
-import { registryKeys, sweepBlobKeys } from '../registry/record-keys.ts';
+import { taskRecord } from '../registry/record-codecs.ts';
+import { registryKeys } from '../registry/record-keys.ts';
 import type { Checkpoint, Suite } from '../registry/schemas.ts';
 import { SWEEP_SHARD_LIMIT } from './resolve-sweep-selection.ts';
 import { shardPartKey } from './aggregate-cell.ts';
-import { SHARD_SPEC_VERSION, type ShardSpec } from './shard-spec.ts';
+import { shardPartRecord } from './record-codecs.ts';
+import { sweepBlobKeys, sweepKeys } from './record-keys.ts';
+import type { ShardSpec } from './shard-spec.ts';
+import { SHARD_SPEC_SCHEMA_VERSION } from '../rollout/shard-spec.ts';
 import { getSweep, putSweep } from './sweep-record.ts';
 import type { PlanShardsInput, ShardPlan, ShardRef, SweepStepPorts } from './workflow/sweep-steps.ts';
 
@@ -102,8 +107,8 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
             specs.push({
               key: shardKey,
               spec: {
-                schemaVersion: SHARD_SPEC_VERSION,
-                runId: registryKeys.shardRunId(sweep.sweepId, checkpoint.id, suite.id, mode, k),
+                schemaVersion: SHARD_SPEC_SCHEMA_VERSION,
+                runId: sweepKeys.shardRunId(sweep.sweepId, checkpoint.id, suite.id, mode, k),
                 suite: suite.id,
                 taskKeys: tasks.map((t) => t.key),
                 ...serve(checkpoint),
@@ -164,8 +169,7 @@ async function imageDefinitions(ports: SweepStepPorts, images: string[]): Promis
   if (images.length === 0) return out;
   const resolver = ports.imageDefinitions;
   if (!resolver) {
-    throw new FlywheelError(
-      'ConfigurationError',
+    throw new ConfigurationError(
       `plan-shards: tasks name environment images (${images.slice(0, 3).join(', ')}${images.length > 3 ? `, and ${images.length - 3} more` : ''}) but no job definitions of images were given (SweepStepPorts.imageDefinitions; on AWS FLYWHEEL_ROLLOUT_JOB_DEFINITION)`,
     );
   }
@@ -180,7 +184,7 @@ async function markDone(ports: SweepStepPorts, sweepId: string, shards: ShardRef
   const out = [...shards];
   await forEachLimited(shards.map((shard, i) => ({ shard, i })), 16, async ({ shard, i }) => {
     const key = shardPartKey(sweepId, shard);
-    const part = await ports.records.get(key.pk, key.sk);
+    const part = shardPartRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
     if (part?.status === 'succeeded') out[i] = { ...shard, done: true };
   });
   return out;
@@ -225,21 +229,30 @@ async function imageOfTaskBlob(ports: SweepStepPorts, key: string): Promise<stri
   const bytes = await ports.blobs.get(key);
   if (!bytes) return undefined;
   try {
-    const image = (JSON.parse(new TextDecoder().decode(bytes)) as { environment?: { image?: unknown } } | null)?.environment?.image;
-    return typeof image === 'string' ? image : undefined;
+    return imageOfTaskJson(JSON.parse(new TextDecoder().decode(bytes)));
   } catch {
     return undefined;
   }
+}
+
+/** Task JSON that names an environment image. */
+const NamesImage = z.object({ environment: z.object({ image: z.string() }) });
+
+/** The environment image task JSON names; none for JSON that is not a task naming one. */
+function imageOfTaskJson(json: unknown): string | undefined {
+  const named = NamesImage.safeParse(json);
+  return named.success ? named.data.environment.image : undefined;
 }
 
 /** Task id → blob key of its task JSON and its environment image, for every live task of the suite. */
 async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite): Promise<Map<string, SuiteTaskKey>> {
   const out = new Map<string, SuiteTaskKey>();
   const source = suite.tasks;
-  const copy = async (id: string, task: Task) => {
+  const copy = async (id: string, task: Task | Record<string, unknown>) => {
     const key = sweepBlobKeys.task(sweepId, suite.id, id);
     await ports.blobs.put(key, JSON.stringify(task), { contentType: 'application/json' });
-    out.set(id, { key, ...(task.environment?.image ? { image: task.environment.image } : {}) });
+    const image = imageOfTaskJson(task);
+    out.set(id, { key, ...(image ? { image } : {}) });
   };
   const stored = async (id: string, key: string) => {
     const image = await imageOfTaskBlob(ports, key);
@@ -251,10 +264,10 @@ async function taskBlobKeys(ports: SweepStepPorts, sweepId: string, suite: Suite
     const missing: string[] = [];
     await forEachLimited(suite.taskIds, 16, async (id) => {
       const key = registryKeys.task(suite.id, id, source.sk);
-      const item = await ports.records.get(key.pk, key.sk);
-      if (item?.status === 'retired') return;
-      if (typeof item?.taskKey === 'string') await stored(id, item.taskKey);
-      else if (item?.task && typeof item.task === 'object') await copy(id, item.task as Task);
+      const record = taskRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
+      if (record?.status === 'retired') return;
+      if (record?.taskKey !== undefined) await stored(id, record.taskKey);
+      else if (record?.task) await copy(id, record.task);
       else missing.push(id);
     });
     if (missing.length > 0) {

@@ -8,6 +8,7 @@
 import { textWidth } from './chart/bitmap-font.ts';
 import { Raster, type Rgb } from './chart/raster.ts';
 import type { SweepReport } from './schemas.ts';
+import { HARNESS_MODES, type HarnessMode } from '../harness/task/harness-mode.ts';
 
 export const CHART_COLORS = {
   background: [255, 255, 255] as Rgb,
@@ -31,7 +32,7 @@ const MIN_WIDTH = 420;
 export interface BarLayout {
   suite: string;
   checkpoint: string;
-  mode: 'strict' | 'lenient';
+  mode: HarnessMode;
   score: number;
   x: number;
   width: number;
@@ -68,7 +69,7 @@ export function chartLayout(report: SweepReport): ChartLayout {
     const y = (v: number) => Math.round(plotBottom - v * PLOT_HEIGHT);
     checkpoints.forEach((checkpoint, ci) => {
       const gx = left + GROUP_GAP + ci * (group + GROUP_GAP);
-      (['strict', 'lenient'] as const).forEach((mode, mi) => {
+      HARNESS_MODES.forEach((mode, mi) => {
         const r = report.results.find((x) => x.suite === suite && x.checkpoint === checkpoint && x.mode === mode);
         if (!r || r.score === null) return;
         const x = gx + mi * (BAR + PAIR_GAP);

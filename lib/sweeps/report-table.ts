@@ -1,3 +1,4 @@
+import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import type { SweepReport } from './schemas.ts';
 import { formatPercent } from '../format-percent.ts';
 
@@ -22,7 +23,7 @@ export function formatReportTable(report: SweepReport): string {
   const rows: string[][] = [];
   for (const { id: suite } of report.sweep.suites) {
     for (const checkpoint of report.sweep.checkpoints) {
-      const find = (mode: 'strict' | 'lenient') => report.results.find((r) => r.suite === suite && r.checkpoint === checkpoint && r.mode === mode);
+      const find = (mode: HarnessMode) => report.results.find((r) => r.suite === suite && r.checkpoint === checkpoint && r.mode === mode);
       const c = report.comparisons.find((x) => x.suite === suite && x.checkpoint === checkpoint && x.mode === 'strict');
       const vs =
         !c ? '—'

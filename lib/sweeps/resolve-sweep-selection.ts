@@ -1,13 +1,14 @@
 import type { SweepSettings } from '../config/stages.ts';
 import { ValidationError } from '../errors.ts';
-import type { FieldIssue } from '../api/issues.ts';
+import type { FieldIssue } from '../shared/field-issues.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import { findCheckpoint } from '../registry/get-checkpoint.ts';
 import { findSuite } from '../registry/get-suite.ts';
 import { listAllSuites } from '../registry/list-suites.ts';
 import { toCheckpoint } from '../registry/record-views.ts';
 import { registryKeys } from '../registry/record-keys.ts';
-import type { Checkpoint, Suite, SweepMode } from '../registry/schemas.ts';
+import type { Checkpoint, Suite } from '../registry/schemas.ts';
+import { HARNESS_MODES, type HarnessMode } from '../harness/task/harness-mode.ts';
 import type { MAX_SWEEP_SHARDS as MaxShards } from './workflow/sweep-steps.ts';
 
 /** Bound of one sweep's shard count (`MAX_SWEEP_SHARDS` of the workflow contract: a plan fits one state). */
@@ -16,14 +17,14 @@ export const SWEEP_SHARD_LIMIT: typeof MaxShards = 1000;
 export interface SweepSelectionRequest {
   checkpoints?: string[];
   suites?: string[];
-  modes?: SweepMode[];
+  modes?: HarnessMode[];
   attemptsPerTask?: number;
 }
 
 export interface SweepSelection {
   checkpoints: Checkpoint[];
   suites: Suite[];
-  modes: SweepMode[];
+  modes: HarnessMode[];
   attemptsPerTask: number;
   /** Shards the plan will have. */
   shardCount: number;
@@ -80,8 +81,8 @@ export async function resolveSweepSelection(records: RecordsPort, request: Sweep
     suites = (await listAllSuites({ records })).filter((s) => s.status === 'active');
     if (suites.length === 0) issues.push({ path: 'suites', message: 'none given and no suite is active' });
   }
-  const modes = request.modes ? [...new Set(request.modes)] : (['strict', 'lenient'] as SweepMode[]);
-  for (const [i, m] of modes.entries()) if (m !== 'strict' && m !== 'lenient') issues.push({ path: `modes[${i}]`, message: `unknown mode ${String(m)}: strict or lenient` });
+  const modes = request.modes ? [...new Set(request.modes)] : [...HARNESS_MODES];
+  for (const [i, m] of modes.entries()) if (!HARNESS_MODES.includes(m)) issues.push({ path: `modes[${i}]`, message: `unknown mode ${String(m)}: strict or lenient` });
   const attemptsPerTask = request.attemptsPerTask ?? settings.attemptsPerTask;
   if (!Number.isInteger(attemptsPerTask) || attemptsPerTask < 1 || attemptsPerTask > 100) {
     issues.push({ path: 'attemptsPerTask', message: 'an integer from 1 to 100' });

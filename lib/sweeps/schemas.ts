@@ -5,7 +5,7 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { HarnessModeSchema, IntervalSchema, RegistryId, ResultView } from '../registry/schemas.ts';
+import { HarnessModeComponent, IntervalSchema, RegistryId, ResultView } from '../registry/schemas.ts';
 
 extendZodWithOpenApi(z);
 
@@ -22,7 +22,7 @@ export const SweepId = z
 const selection = {
   checkpoints: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: the newest active checkpoint of each model.' }),
   suites: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: every active suite.' }),
-  modes: z.array(HarnessModeSchema).min(1).max(2).optional().openapi({ description: 'Absent: strict and lenient.' }),
+  modes: z.array(HarnessModeComponent).min(1).max(2).optional().openapi({ description: 'Absent: strict and lenient.' }),
   attemptsPerTask: z.number().int().min(1).max(100).optional().openapi({ description: "Attempts per task (k of pass@k); absent: the stage's default." }),
 };
 
@@ -47,31 +47,32 @@ export const SweepStatusSchema = z.enum(['validated', 'planned', 'succeeded', 'p
 export type SweepStatus = z.infer<typeof SweepStatusSchema>;
 
 /** The resolved selection and bookkeeping of one sweep (`SWEEP#<id>` / `SWEEP`). */
-export interface SweepRecordBody {
-  kind: 'sweep';
-  sweepId: string;
-  trigger: 'manual' | 'schedule' | 'checkpoint';
-  requestedAt: string;
-  requestedBy?: string;
+export const SweepRecordSchema = z.object({
+  kind: z.literal('sweep'),
+  sweepId: z.string(),
+  trigger: z.enum(['manual', 'schedule', 'checkpoint']),
+  requestedAt: z.string(),
+  requestedBy: z.string().optional(),
   /** As resolved once by validate-sweep: a resumed sweep keeps them even if newer checkpoints were registered since. */
-  checkpoints: string[];
-  suites: Array<{ id: string; version: number }>;
-  modes: Array<'strict' | 'lenient'>;
-  attemptsPerTask: number;
-  status: SweepStatus;
-  validatedAt: string;
-  plannedAt?: string;
-  shardCount?: number;
-  finishedAt?: string;
-  succeededShards?: number;
-  failedShards?: number;
-}
+  checkpoints: z.array(z.string()),
+  suites: z.array(z.object({ id: z.string(), version: z.number().int() })),
+  modes: z.array(HarnessModeComponent),
+  attemptsPerTask: z.number().int(),
+  status: SweepStatusSchema,
+  validatedAt: z.string(),
+  plannedAt: z.string().optional(),
+  shardCount: z.number().int().optional(),
+  finishedAt: z.string().optional(),
+  succeededShards: z.number().int().optional(),
+  failedShards: z.number().int().optional(),
+});
+export type SweepRecordBody = z.infer<typeof SweepRecordSchema>;
 
 export const ComparisonView = z
   .object({
     checkpoint: z.string(),
     suite: z.string(),
-    mode: HarnessModeSchema,
+    mode: HarnessModeComponent,
     incumbent: z.string().nullable().openapi({ description: 'Null when the suite has no other scored active checkpoint.' }),
     score: z.number().nullable(),
     incumbentScore: z.number().nullable(),
@@ -99,7 +100,7 @@ export const SweepReportView = z
       requestedBy: z.string().optional(),
       checkpoints: z.array(z.string()),
       suites: z.array(z.object({ id: z.string(), version: z.number().int().optional().openapi({ description: 'Absent until validate-sweep resolved it (`requested`).' }) })),
-      modes: z.array(HarnessModeSchema),
+      modes: z.array(HarnessModeComponent),
       attemptsPerTask: z.number().int().optional().openapi({ description: 'Absent when the request left it to the stage and it is not validated yet.' }),
       shardCount: z.number().int().optional(),
       succeededShards: z.number().int().optional(),
@@ -110,7 +111,7 @@ export const SweepReportView = z
       .object({ executionId: z.string(), status: z.string(), error: z.string().optional(), cause: z.string().optional() })
       .optional()
       .openapi({ description: 'The workflow execution, when the API can describe it.' }),
-    failedShards: z.array(z.object({ shardId: z.string(), checkpoint: z.string(), suite: z.string(), mode: HarnessModeSchema, error: z.string(), reason: z.string().optional() })),
+    failedShards: z.array(z.object({ shardId: z.string(), checkpoint: z.string(), suite: z.string(), mode: HarnessModeComponent, error: z.string(), reason: z.string().optional() })),
     results: z.array(ResultView),
     comparisons: z.array(ComparisonView),
     saturated: z.array(z.object({ suite: z.string(), score: z.number(), checkpoint: z.string(), usefulLifeDays: z.number().optional() })),
@@ -119,7 +120,7 @@ export const SweepReportView = z
 export type SweepReport = z.infer<typeof SweepReportView>;
 
 export const SweepStarted = z
-  .object({ sweepId: z.string(), executionId: z.string(), checkpoints: z.array(z.string()), suites: z.array(z.string()), modes: z.array(HarnessModeSchema) })
+  .object({ sweepId: z.string(), executionId: z.string(), checkpoints: z.array(z.string()), suites: z.array(z.string()), modes: z.array(HarnessModeComponent) })
   .openapi('SweepStarted');
 
 export const SweepIdParams = z.object({ id: SweepId });

@@ -7,7 +7,7 @@
  * rates (sample standard deviation / √tasks). When every task has the same rate (all pass, all fail) that standard
  * error is 0 and says nothing, so the Wilson interval of the pooled attempts is used instead.
  */
-import type { TaskTally } from '../registry/record-views.ts';
+import type { TaskTally } from './record-codecs.ts';
 
 export const Z95 = 1.959963984540054;
 

@@ -4,10 +4,10 @@
  * `FLYWHEEL_SHARD_KEY`). One shard = up to `sweeps.shardMaxTasks` tasks of one checkpoint × suite × mode, run as one
  * Batch array job of `arraySize` children.
  *
- * It is a superset of the rollout job's own spec (`lib/compute/shard-spec.ts`, the jobs helper's): every field that
- * spec reads is here with the meaning it gives it, so the very same blob drives the job, and the fields after it are
- * the sweep's bookkeeping, which the job ignores (zod strips them). `test/sweeps/shard-spec.test.ts` holds the two
- * together. What the job does with it:
+ * It extends the rollout job's own spec (`ShardSpecFields` of `lib/rollout/shard-spec.ts`), so every field the job
+ * reads has one definition: here the fields a sweep always fills are required, the job's local-run fields (`suiteDir`,
+ * tuning with defaults) are left out, and the sweep's bookkeeping is added, which the job ignores (zod strips it).
+ * `test/sweeps/shard-spec.test.ts` checks that what plan-shards writes is a spec the job accepts. What the job does:
  * 1. child `AWS_BATCH_JOB_ARRAY_INDEX` takes `shardTasks(taskKeys, shardCount, index)` (task i → child i mod
  *    shardCount; `shardCount` = `arraySize`);
  * 2. it reads each task JSON from its blob (`taskKeys`, aligned with `taskIds`), talks to `model` (an endpoint's
@@ -16,64 +16,44 @@
  *    `sk ATTEMPT#<taskId>#<mode>#<n>`, n < attempts, which `aggregate-shard` reads; runEval resumes, so a retried
  *    child never re-runs a finished attempt.
  *
- * Bump `schemaVersion` on an incompatible change and keep a reader for the old one.
+ * Bump `schemaVersion` (`SHARD_SPEC_SCHEMA_VERSION`) on an incompatible change and keep a reader for the old one.
  */
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
-import { HarnessModeSchema, ServingSchema } from '../registry/schemas.ts';
-import { VllmPortSchema } from '../compute/vllm-port.ts';
+import { ServingSchema } from '../registry/schemas.ts';
+import { ShardSpecFields, VllmServeSchema } from '../rollout/shard-spec.ts';
 
-export const SHARD_SPEC_VERSION = 1 as const;
+const job = ShardSpecFields.shape;
 
-/** Run ids the rollout job accepts (`lib/compute/shard-spec.ts`). */
-export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-export const ShardSpecSchema = z
-  .object({
-    schemaVersion: z.literal(SHARD_SPEC_VERSION),
-    // ── read by the rollout job (lib/compute/shard-spec.ts) ──
-    /** This shard's run: child i records its attempts under `<runId>.shard-<i>`. */
-    runId: z.string().regex(RUN_ID_PATTERN),
+export const ShardSpecSchema = ShardSpecFields.omit({ suiteDir: true, weightVersion: true, concurrency: true, maxTries: true, retryDelayMs: true })
+  .extend({
+    // ── fields of the rollout job that a sweep's shard always has ──
     /** The suite id. */
-    suite: z.string().min(1),
+    suite: job.suite.unwrap(),
     /** Blob keys of the task JSON files, in the order children slice them. */
-    taskKeys: z.array(z.string().min(1)).min(1),
-    /** Models-port spec of an endpoint (`openai:<model>@<baseUrl>`, `bedrock:<id>`); absent when `vllm` serves it. */
-    model: z.string().min(1).optional(),
+    taskKeys: job.taskKeys.unwrap(),
+    /** Task ids, aligned with `taskKeys`. */
+    taskIds: job.taskIds.unwrap(),
     /** The checkpoint id, recorded as the trajectories' policy. */
-    checkpoint: z.string().min(1),
-    mode: HarnessModeSchema,
-    /** Attempts per task. */
-    attempts: z.number().int().min(1).max(100),
+    checkpoint: job.checkpoint.unwrap(),
     /** Children of the array job (= arraySize). */
-    shardCount: z.number().int().min(1).max(10_000),
-    /** Each child's result blob: `<outputPrefix>/shard-<index>.json`. */
-    outputPrefix: z.string().min(1),
+    shardCount: job.shardCount.unwrap(),
     /**
-     * The environment image every task of the shard names (`task.environment.image`): the job runs under the job
-     * definition for that image (`ShardRef.jobDefinition`) and refuses a task naming another. Absent: the rollout
-     * image, each task with the cached environment of its lockfiles.
+     * For a vLLM-served checkpoint: the command line that serves it (the rollout job's `FLYWHEEL_VLLM_COMMAND`), with
+     * `$FLYWHEEL_VLLM_PORT` and `$FLYWHEEL_CHECKPOINT_DIR` (where the job unpacks `artifactKey`) left to the shell, the
+     * served model name, and the port it listens on (the checkpoint's `serving.port`; the job sets `$FLYWHEEL_VLLM_PORT`
+     * to it). A spec planned before `port` was written has none: the job then uses its default, 8000, as it always did.
      */
-    environmentImage: z.string().min(1).max(255).optional(),
+    vllm: VllmServeSchema.extend({ servedModelName: VllmServeSchema.shape.servedModelName.unwrap() }).optional(),
     // ── the sweep's bookkeeping ──
     sweepId: z.string().min(1),
     shardId: z.string().regex(/^[A-Za-z0-9_-]+$/),
     /** 0-based position of this shard among its cell's shards. */
     shardIndex: z.number().int().min(0),
-    /** Task ids, aligned with `taskKeys`. */
-    taskIds: z.array(z.string().min(1)).min(1),
     suiteVersion: z.number().int().min(1),
     visibility: z.enum(['public', 'private']),
     checkpointModel: z.string().min(1),
     serving: ServingSchema,
-    artifactKey: z.string().optional(),
-    /**
-     * For a vLLM-served checkpoint: the command line that serves it (the rollout job's `FLYWHEEL_VLLM_COMMAND`), with
-     * `$FLYWHEEL_VLLM_PORT` and `$FLYWHEEL_CHECKPOINT_DIR` (where the job unpacks `artifactKey`) left to the shell, and
-     * the port it listens on (the checkpoint's `serving.port`; the job sets `$FLYWHEEL_VLLM_PORT` to it). A spec
-     * planned before `port` was written has none: the job then uses its default, 8000, as it always did.
-     */
-    vllm: z.object({ command: z.string().min(1), servedModelName: z.string().min(1), port: VllmPortSchema.optional() }).optional(),
     /** Batch array size (2–10,000); the same number as `shardCount`. */
     arraySize: z.number().int().min(2).max(10_000),
     createdAt: z.string(),

@@ -1,10 +1,12 @@
 import type { SweepSettings } from '../config/stages.ts';
-import { FlywheelError } from '../errors.ts';
+import type { HarnessMode } from '../harness/task/harness-mode.ts';
+import { ConfigurationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { WorkflowsPort } from '../ports/workflows.ts';
 import { parseInput } from '../registry/parse-input.ts';
-import { registryKeys } from '../registry/record-keys.ts';
 import { resolveSweepSelection } from './resolve-sweep-selection.ts';
+import { sweepExecutionRecord } from './record-codecs.ts';
+import { sweepKeys } from './record-keys.ts';
 import { SweepStartInput } from './schemas.ts';
 import { findSweep } from './sweep-record.ts';
 import type { SweepExecutionInput, SweepTrigger } from './workflow/sweep-steps.ts';
@@ -12,15 +14,13 @@ import type { SweepExecutionInput, SweepTrigger } from './workflow/sweep-steps.t
 /** The state machine a sweep runs (`workflows.start('sweep', …)`). */
 export const SWEEP_WORKFLOW = 'sweep';
 
-/** Sort key, under `SWEEP#<id>`, of the execution a `startSweep` started. */
-export const SWEEP_EXECUTION_SK = 'EXECUTION';
 
 export interface StartSweepResult {
   sweepId: string;
   executionId: string;
   checkpoints: string[];
   suites: string[];
-  modes: Array<'strict' | 'lenient'>;
+  modes: HarnessMode[];
 }
 
 /** `manual-20261202T101500Z`: the default id of a sweep started by hand. */
@@ -48,13 +48,13 @@ export async function startSweep(
   meta: { trigger?: SweepTrigger; requestedBy?: string } = {},
 ): Promise<StartSweepResult> {
   const req = parseInput(SweepStartInput, body, 'sweep request');
-  if (!ports.workflows) throw new FlywheelError('ConfigurationError', 'this process has no workflows port: sweeps cannot be started here');
+  if (!ports.workflows) throw new ConfigurationError('this process has no workflows port: sweeps cannot be started here');
   const trigger = meta.trigger ?? 'manual';
   const now = ports.now();
   const sweepId = req.sweepId ?? defaultSweepId(trigger, now);
-  const execKey = { pk: registryKeys.sweep(sweepId).pk, sk: SWEEP_EXECUTION_SK };
+  const execKey = sweepKeys.execution(sweepId);
   const existing = await findSweep(ports.records, sweepId);
-  const pending = (await ports.records.get(execKey.pk, execKey.sk))?.input as SweepExecutionInput | undefined;
+  const pending = sweepExecutionRecord.decodeIfPresent(await ports.records.get(execKey.pk, execKey.sk))?.input;
   let input: SweepExecutionInput;
   if (existing) {
     input = {
@@ -84,8 +84,8 @@ export async function startSweep(
       requestedAt: now.toISOString(),
       ...(meta.requestedBy ? { requestedBy: meta.requestedBy } : {}),
     };
-    const { written } = await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input }, { condition: { kind: 'absent' } });
-    if (!written) input = ((await ports.records.get(execKey.pk, execKey.sk))!.input as SweepExecutionInput) ?? input;
+    const { written } = await ports.records.put(sweepExecutionRecord.encode({ kind: 'sweep-execution', sweepId, input }), { condition: { kind: 'absent' } });
+    if (!written) input = sweepExecutionRecord.decode((await ports.records.get(execKey.pk, execKey.sk))!).input;
   }
   // Asked by hand to start a sweep that finished with failed shards: run it again to retry them (the finished ones
   // are kept: plan-shards marks them done). A trigger delivered twice never does; it gets the sweep as it is.
@@ -94,6 +94,6 @@ export async function startSweep(
   if (again) await resolveSweepSelection(ports.records, { checkpoints: input.checkpoints, suites: input.suites, modes: input.modes, attemptsPerTask: input.attemptsPerTask }, settings);
   const { executionId } = await ports.workflows.start(SWEEP_WORKFLOW, { name: sweepId, input, ...(again ? { again } : {}) });
   // Where the report finds the execution to describe, and what a second start of this id reuses.
-  await ports.records.put({ ...execKey, kind: 'sweep-execution', sweepId, input, executionId, startedAt: now.toISOString() });
+  await ports.records.put(sweepExecutionRecord.encode({ kind: 'sweep-execution', sweepId, input, executionId, startedAt: now.toISOString() }));
   return { sweepId, executionId, checkpoints: input.checkpoints!, suites: input.suites!, modes: input.modes! };
 }

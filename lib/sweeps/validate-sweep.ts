@@ -1,7 +1,7 @@
 import type { SweepSettings } from '../config/stages.ts';
 import { ValidationError } from '../errors.ts';
 import { parseInput } from '../registry/parse-input.ts';
-import { registryKeys } from '../registry/record-keys.ts';
+import { sweepKeys } from './record-keys.ts';
 import { resolveSweepSelection } from './resolve-sweep-selection.ts';
 import { SweepExecutionInputSchema, type SweepRecordBody } from './schemas.ts';
 import { findSweep, putSweep } from './sweep-record.ts';
@@ -48,6 +48,6 @@ export async function validateSweep(ports: SweepStepPorts, input: SweepExecution
 }
 
 function summary(s: SweepRecordBody): ValidatedSweep {
-  const key = registryKeys.sweep(s.sweepId);
+  const key = sweepKeys.sweep(s.sweepId);
   return { sweepId: s.sweepId, sweepKey: `${key.pk}/${key.sk}`, checkpoints: s.checkpoints.length, suites: s.suites.length, modes: s.modes.length };
 }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BODY_LIMITS } from '../../lib/api/http-api.ts';
-import { feedbackEvent, openHarness, type Harness } from '../support/lambda-events.ts';
+import { feedbackEvent } from '../support/feedback-event.ts';
+import { openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {

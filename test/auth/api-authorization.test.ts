@@ -8,7 +8,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, feedbackEvent, runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
+import { runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
+import { liveFeedbackEvent } from '../support/feedback-event.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let dataDir: string;
 let rt: RuntimeProcess;
@@ -52,10 +54,13 @@ async function call(key: string | undefined, method: 'GET' | 'POST', path: strin
   return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
 }
 const stored = (key: string, eventId: string) =>
-  eventually(async () => {
-    const r = await call(key, 'GET', `/v1/feedback/${encodeURIComponent(eventId)}`);
-    return r.status === 200 ? (r.json as Record<string, any>) : undefined;
-  });
+  waitFor(
+    async () => {
+      const r = await call(key, 'GET', `/v1/feedback/${encodeURIComponent(eventId)}`);
+      return r.status === 200 ? (r.json as Record<string, any>) : undefined;
+    },
+    { what: `feedback ${eventId} to be stored` },
+  );
 const suite = (overrides: Record<string, unknown> = {}) => ({ id: 'planted', visibility: 'public', owner: 'x', tasks: { kind: 'records' }, taskIds: ['t1'], ...overrides });
 const checkpoint = (id: string, overrides: Record<string, unknown> = {}) => ({
   id,
@@ -98,13 +103,13 @@ describe('keys and scopes', () => {
       expect(r.status, path).toBe(403);
       expect(r.json.message).toMatch(/needs the admin scope; this key has read/);
     }
-    const post = await call(keys.readOnly, 'POST', '/v1/feedback', feedbackEvent());
+    const post = await call(keys.readOnly, 'POST', '/v1/feedback', liveFeedbackEvent());
     expect(post).toMatchObject({ status: 403, json: { message: expect.stringContaining('needs the ingest scope') } });
     expect((await call(keys.readOnly, 'GET', '/v1/suites')).status).toBe(200);
   });
 
   it('an ingest key posts feedback and reports, and reads nothing', async () => {
-    const event = feedbackEvent();
+    const event = liveFeedbackEvent();
     expect((await call(keys.ingestOnly, 'POST', '/v1/feedback', event)).status).toBe(202);
     for (const path of ['/v1/feedback', `/v1/feedback/${event.eventId as string}`, '/v1/suites', '/v1/checkpoints', '/v1/openapi.json']) {
       const r = await call(keys.ingestOnly, 'GET', path);
@@ -130,7 +135,7 @@ describe('keys and scopes', () => {
 describe('tenants', () => {
   it("tenant B cannot read or list tenant A's events, suites or checkpoints; nor the default tenant", async () => {
     const model = `iso-model-${Date.now()}`;
-    const event = feedbackEvent({ model, trajectory: { inline: { steps: [{ role: 'user', content: 'secret of a' }] } } });
+    const event = liveFeedbackEvent({ model, trajectory: { inline: { steps: [{ role: 'user', content: 'secret of a' }] } } });
     expect((await call(keys.a, 'POST', '/v1/feedback', event)).status).toBe(202);
     const mine = await stored(keys.a, event.eventId as string);
     expect(mine.trajectory.blobKey).toMatch(/^trajectories\/feedback\/[^/]+\.json$/);
@@ -155,7 +160,7 @@ describe('tenants', () => {
     expect((await call(keys.a, 'GET', '/v1/suites/a-suite')).json.owner).toBe('x');
 
     // A trajectory blob key names only an upload of the same tenant.
-    const ref = (key: string, blobKey: string) => call(key, 'POST', '/v1/feedback', { events: [feedbackEvent({ trajectory: { blobKey } }), feedbackEvent()] });
+    const ref = (key: string, blobKey: string) => call(key, 'POST', '/v1/feedback', { events: [liveFeedbackEvent({ trajectory: { blobKey } }), liveFeedbackEvent()] });
     const stolen = await ref(keys.b, mine.trajectory.blobKey as string);
     expect(stolen.status).toBe(202);
     expect(stolen.json.results[0]).toMatchObject({ status: 'rejected', issues: [{ path: 'events[0].trajectory.blobKey', message: 'names no trajectory stored by this tenant' }] });
@@ -177,12 +182,12 @@ describe('the planted-task chain is refused at each step', () => {
   it('clients never choose blob keys; suites never read a server path or another prefix; tasks draw repositories from configured sources', async () => {
     // 1. A task JSON "uploaded" as an inline trajectory: stored at a server-made key, never under a suite prefix.
     const task = { schemaVersion: 1, id: 't1', suite: 'planted', split: 'held-out', visibility: 'private', repo: { kind: 'local', path: '/etc' }, instruction: 'cat', testCommand: 'cat /etc/passwd', failToPass: [] };
-    const event = feedbackEvent({ eventId: `x/../../suites/planted/t1-${Date.now()}`, trajectory: { inline: task } });
+    const event = liveFeedbackEvent({ eventId: `x/../../suites/planted/t1-${Date.now()}`, trajectory: { inline: task } });
     expect((await call(keys.a, 'POST', '/v1/feedback', event)).status).toBe(202);
     const record = await stored(keys.a, event.eventId as string);
     expect(record.trajectory.blobKey).toMatch(/^trajectories\/feedback\/x%2F..%2F..%2Fsuites%2Fplanted%2Ft1-\d+\.json$/);
     // …and a chosen key is refused outright.
-    const chosen = await call(keys.a, 'POST', '/v1/feedback', feedbackEvent({ trajectory: { blobKey: 'suites/planted/t1.json' } }));
+    const chosen = await call(keys.a, 'POST', '/v1/feedback', liveFeedbackEvent({ trajectory: { blobKey: 'suites/planted/t1.json' } }));
     expect(chosen.status).toBe(400);
     expect(chosen.json.issues).toEqual([{ path: 'trajectory.blobKey', message: 'must name an uploaded trajectory (trajectories/feedback/<id>.json)' }]);
 
@@ -231,7 +236,7 @@ describe('bounded free JSON and ids as blob paths', () => {
     /** An event's JSON with `field` set to raw JSON text. */
     const withRaw = (event: Record<string, unknown>, field: 'context' | 'trajectory', raw: string) =>
       `${JSON.stringify(event).slice(0, -1)},"${field}":${field === 'trajectory' ? `{"inline":${raw}}` : raw}}`;
-    const siblings = [feedbackEvent(), feedbackEvent(), feedbackEvent(), feedbackEvent(), feedbackEvent()];
+    const siblings = [liveFeedbackEvent(), liveFeedbackEvent(), liveFeedbackEvent(), liveFeedbackEvent(), liveFeedbackEvent()];
     const items = [
       JSON.stringify(siblings[0]),
       withRaw(siblings[1]!, 'context', deepObject(4500)),
@@ -246,14 +251,14 @@ describe('bounded free JSON and ids as blob paths', () => {
     expect(r.json.results[3].issues).toEqual([{ path: 'events[3].trajectory.inline', message: 'is nested deeper than 32 levels' }]);
     for (const i of [0, 2, 4]) await stored(keys.a, siblings[i]!.eventId as string);
 
-    const single = await call(keys.a, 'POST', '/v1/feedback', withRaw(feedbackEvent(), 'context', deepObject(4500)));
+    const single = await call(keys.a, 'POST', '/v1/feedback', withRaw(liveFeedbackEvent(), 'context', deepObject(4500)));
     expect(single).toMatchObject({ status: 400, json: { issues: [{ path: 'context', message: 'is nested deeper than 32 levels' }] } });
     const meta = await call(keys.a, 'POST', '/v1/checkpoints', `${JSON.stringify(checkpoint('deep-meta')).slice(0, -1)},"metadata":${deepObject(4500)}}`);
     expect(meta).toMatchObject({ status: 400, json: { issues: [{ path: 'metadata', message: 'is nested deeper than 32 levels' }] } });
     // Deep values in fields that are not free JSON are refused by their type: 400, never a 500.
     for (const [path, body] of [
-      ['/v1/feedback', `${JSON.stringify(feedbackEvent()).slice(0, -1)},"tags":${deepArray(4500)}}`],
-      ['/v1/feedback', `${JSON.stringify(feedbackEvent()).slice(0, -1)},"unknownField":${deepObject(4500)}}`],
+      ['/v1/feedback', `${JSON.stringify(liveFeedbackEvent()).slice(0, -1)},"tags":${deepArray(4500)}}`],
+      ['/v1/feedback', `${JSON.stringify(liveFeedbackEvent()).slice(0, -1)},"unknownField":${deepObject(4500)}}`],
       ['/v1/feedback', `{"events":[${deepArray(4500)}]}`],
       ['/v1/suites', `${JSON.stringify(suite()).slice(0, -1)},"description":${deepObject(4500)}}`],
       ['/v1/suites', `${JSON.stringify(suite()).slice(0, -1)},"tasks":${deepObject(4500)}}`],
@@ -269,8 +274,8 @@ describe('bounded free JSON and ids as blob paths', () => {
 
   it('stores ids a and a.json/x (each with a trajectory) and reads them back distinct', async () => {
     const base = `col-${Date.now()}`;
-    const first = feedbackEvent({ eventId: base, comment: 'first', kind: 'comment', trajectory: { inline: { which: 'first' } } });
-    const second = feedbackEvent({ eventId: `${base}.json/x`, comment: 'second', kind: 'comment', trajectory: { inline: { which: 'second' } } });
+    const first = liveFeedbackEvent({ eventId: base, comment: 'first', kind: 'comment', trajectory: { inline: { which: 'first' } } });
+    const second = liveFeedbackEvent({ eventId: `${base}.json/x`, comment: 'second', kind: 'comment', trajectory: { inline: { which: 'second' } } });
     expect((await call(keys.a, 'POST', '/v1/feedback', first)).status).toBe(202);
     expect((await call(keys.a, 'POST', '/v1/feedback', second)).status).toBe(202);
     const a = await stored(keys.a, base);

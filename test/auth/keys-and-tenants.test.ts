@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDispatcher } from '../../lib/api/dispatch.ts';
-import { FREE_JSON_MAX_DEPTH, jsonDepth } from '../../lib/api/json-bounds.ts';
+import { FREE_JSON_MAX_DEPTH, jsonDepth } from '../../lib/shared/json-bounds.ts';
 import { routes } from '../../lib/api/routes.ts';
 import { createApiKey, revokeApiKey } from '../../lib/auth/api-keys.ts';
 import { makeApiAuthorizer, stageArnPattern } from '../../lib/auth/lambda-authorizer.ts';
@@ -24,7 +24,8 @@ import type { Ports } from '../../lib/ports/ports.ts';
 import { modeKeys } from '../../lib/modes/record-keys.ts';
 import { createTestTable, motoClients, type MotoClients } from '../support/aws-test-resources.ts';
 import { runCli } from '../e2e/runtime-process.ts';
-import { apiEvent, asKey, feedbackEvent, sqsEvent } from '../support/lambda-events.ts';
+import { feedbackEvent } from '../support/feedback-event.ts';
+import { apiEvent, asKey, sqsEvent } from '../support/lambda-events.ts';
 
 let aws: MotoClients;
 let table: string;

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LOCAL_JOB_DEFINITIONS, REPOSITORY_ROOT } from '../../lib/drivers/local/local-jobs.ts';
+import { DEFAULT_LOCAL_JOB_DEFINITIONS, REPOSITORY_ROOT } from '../../lib/drivers/local/jobs/job-definitions.ts';
 
 const dockerfile = readFileSync(join(REPOSITORY_ROOT, 'batch-images/rollout/Dockerfile'), 'utf8');
 const ignore = readFileSync(join(REPOSITORY_ROOT, 'batch-images/rollout/Dockerfile.dockerignore'), 'utf8')

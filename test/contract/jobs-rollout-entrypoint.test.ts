@@ -8,16 +8,17 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ROLLOUT_EXIT_CODES } from '../../lib/compute/rollout-exit-codes.ts';
-import type { ShardResult } from '../../lib/compute/run-rollout-shard.ts';
-import type { ShardSpecInput } from '../../lib/compute/shard-spec.ts';
+import { ROLLOUT_EXIT_CODES } from '../../lib/rollout/rollout-exit-codes.ts';
+import type { ShardResult } from '../../lib/rollout/run-rollout-shard.ts';
+import type { ShardSpecInput } from '../../lib/rollout/shard-spec.ts';
 import { waitForJob } from '../../lib/compute/wait-for-job.ts';
-import { LocalJobs, REPOSITORY_ROOT } from '../../lib/drivers/local/local-jobs.ts';
+import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
+import { REPOSITORY_ROOT } from '../../lib/drivers/local/jobs/job-definitions.ts';
 import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { freePort } from '../support/free-port.ts';
 import { gitSync } from '../support/git-fixture.ts';
 import { startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { fixScript, makeCalcSuite } from '../harness/eval/calc-suite.ts';
@@ -71,16 +72,6 @@ function runEntrypoint(env: Record<string, string>): Promise<{ code: number | nu
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.once('close', (code) => resolve({ code, output }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -5,23 +5,20 @@
  * time limit, a restart that sees past jobs and reruns the interrupted one, and one runner per folder.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { waitForJob } from '../../lib/compute/wait-for-job.ts';
-import { LocalJobs, localJobDefinitionsFromEnv, type LocalJobsOptions } from '../../lib/drivers/local/local-jobs.ts';
+import { LocalJobs, type LocalJobsOptions } from '../../lib/drivers/local/local-jobs.ts';
+import { localJobDefinitionsFromEnv } from '../../lib/drivers/local/jobs/job-definitions.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { isProcessAlive } from '../../lib/shared/process-liveness.ts';
 import type { JobDescription } from '../../lib/ports/jobs.ts';
 import { describeJobsContract } from './jobs.contract.ts';
+import { tempDirs } from '../support/temp-dirs.ts';
 
-const dirs: string[] = [];
+const tempDir = tempDirs('fw-jobs-');
 const opened: LocalJobs[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fw-jobs-'));
-  dirs.push(dir);
-  return dir;
-}
 function open(options: Partial<LocalJobsOptions> & { dataDir?: string } = {}): LocalJobs {
   const jobs = new LocalJobs({ dataDir: options.dataDir ?? tempDir(), pollMs: 50, killGraceMs: 500, ...options, definitions: { ok: { command: ['node', '-e', ''] }, ...DEFS, ...options.definitions } });
   opened.push(jobs);
@@ -29,9 +26,6 @@ function open(options: Partial<LocalJobsOptions> & { dataDir?: string } = {}): L
 }
 afterEach(async () => {
   for (const jobs of opened.splice(0)) await jobs.close();
-});
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Entry points the tests run: `node -e <script>` with the job's arguments after it. */
@@ -117,14 +111,7 @@ describe('local jobs: processes', () => {
     const done = await wait(jobs, jobId);
     expect(done).toMatchObject({ status: 'FAILED', statusReason: 'Job attempt duration exceeded timeout', attempts: 1 });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    await until(() => {
-      try {
-        process.kill(grandchild, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 3000);
+    await until(() => !isProcessAlive(grandchild), 3000);
   });
 });
 

@@ -4,25 +4,18 @@
  * and the local bus keeps a readable log.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FsBlobs } from '../../lib/drivers/local/fs-blobs.ts';
 import { LocalEvents } from '../../lib/drivers/local/local-events.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { GroupCommit } from '../../lib/drivers/local/sqlite-database.ts';
 import { DatabaseSync } from 'node:sqlite';
+import { tempDirs } from '../support/temp-dirs.ts';
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flywheel-local-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('flywheel-local-');
 
 describe('openLocalPorts', () => {
   it('creates the data folder and keeps records, blobs, queue and events across a reopen', async () => {

@@ -10,6 +10,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { QueueMessage, QueuePort } from '../../lib/ports/queue.ts';
+import { pause, waitFor } from '../support/wait-for.ts';
 
 export interface QueueUnderTest {
   queue: QueuePort;
@@ -17,15 +18,16 @@ export interface QueueUnderTest {
   deadLetters: QueuePort;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
+/** Receives until `n` messages came (long polls of 1 s); a message not there within the upper bound fails the wait. */
 async function receiveN(queue: QueuePort, n: number, visibilityTimeoutSeconds = 30): Promise<QueueMessage[]> {
   const messages: QueueMessage[] = [];
-  const deadline = Date.now() + 5000;
-  while (messages.length < n && Date.now() < deadline) {
-    messages.push(...(await queue.receive({ maxMessages: Math.min(10, n - messages.length), visibilityTimeoutSeconds, waitSeconds: 1 })));
-  }
-  return messages;
+  return waitFor(
+    async () => {
+      messages.push(...(await queue.receive({ maxMessages: Math.min(10, n - messages.length), visibilityTimeoutSeconds, waitSeconds: 1 })));
+      return messages.length >= n ? messages : undefined;
+    },
+    { what: () => `${n} messages (received ${messages.length})`, everyMs: 0 },
+  );
 }
 
 export function describeQueueContract(name: string, makeQueue: (options: { maxReceiveCount: number }) => Promise<QueueUnderTest>): void {
@@ -62,7 +64,7 @@ export function describeQueueContract(name: string, makeQueue: (options: { maxRe
       const id = await queue.send('again');
       const [first] = await receiveN(queue, 1, 1);
       expect(await queue.receive({ maxMessages: 10 })).toEqual([]);
-      await sleep(1300);
+      // receiveN polls until the visibility timeout has passed and the message is back.
       const [second] = await receiveN(queue, 1, 30);
       expect(second).toMatchObject({ messageId: id, body: 'again', receiveCount: 2 });
       expect(second!.receiptHandle).not.toBe(first!.receiptHandle);
@@ -96,7 +98,7 @@ export function describeQueueContract(name: string, makeQueue: (options: { maxRe
     it('hides a message sent with delaySeconds until the delay passes', async () => {
       await queue.send('later', { delaySeconds: 1 });
       expect(await queue.receive({ maxMessages: 10 })).toEqual([]);
-      await sleep(1200);
+      // receiveN polls until the delay has passed.
       const [message] = await receiveN(queue, 1);
       expect(message?.body).toBe('later');
     });
@@ -104,7 +106,8 @@ export function describeQueueContract(name: string, makeQueue: (options: { maxRe
     it('long-polls until a message arrives', async () => {
       const started = Date.now();
       const received = queue.receive({ maxMessages: 1, waitSeconds: 5 });
-      await sleep(300);
+      // Not a condition stand-in: the send must come after the receive began polling, which nothing shows.
+      await pause(300);
       await queue.send('arrived');
       const messages = await received;
       expect(messages.map((m) => m.body)).toEqual(['arrived']);

@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { createTestQueue, motoClients, motoEndpoint } from '../support/aws-test-resources.ts';
 import { MOTO_ENV } from '../support/moto-global-setup.ts';
 import { runCli } from './runtime-process.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/wait-for.ts';
 
-describe('flywheel dlq on SQS', () => {
+// Four CLI processes in one test: the bound is for a hang, not for a busy machine's slow starts.
+describe('flywheel dlq on SQS', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('lists dead letters without removing them and redrives at most --max back to the source queue', async () => {
     const aws = motoClients();
     const q = await createTestQueue(aws);

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, feedbackEvent, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { liveFeedbackEvent } from '../support/feedback-event.ts';
+import { PROCESS_TEST_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 
 let dataDir: string;
 let rt: RuntimeProcess;
@@ -33,16 +35,19 @@ const get = (path: string, headers: Record<string, string> = {}) =>
 
 /** Waits until GET /v1/feedback/{id} answers 200 and returns the record. */
 const stored = (eventId: string) =>
-  eventually(async () => {
-    const res = await get(`/v1/feedback/${encodeURIComponent(eventId)}`);
-    if (res.status === 200) return (await res.json()) as Record<string, unknown>;
-    await res.body?.cancel();
-    return undefined;
-  });
+  waitFor(
+    async () => {
+      const res = await get(`/v1/feedback/${encodeURIComponent(eventId)}`);
+      if (res.status === 200) return (await res.json()) as Record<string, unknown>;
+      await res.body?.cancel();
+      return undefined;
+    },
+    { what: `feedback ${eventId} to be stored` },
+  );
 
-describe('local runtime over HTTP', () => {
+describe('local runtime over HTTP', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('accepts a valid event with 202 and stores it', async () => {
-    const event = feedbackEvent({ comment: 'nice fix', tags: ['e2e'] });
+    const event = liveFeedbackEvent({ comment: 'nice fix', tags: ['e2e'] });
     const res = await post(JSON.stringify(event));
     expect(res.status).toBe(202);
     const answer = (await res.json()) as { accepted: number };
@@ -55,11 +60,11 @@ describe('local runtime over HTTP', () => {
 
   it('stores a retried delivery once', async () => {
     const model = `ckpt-dup-${Date.now()}`;
-    const event = feedbackEvent({ model });
+    const event = liveFeedbackEvent({ model });
     for (let i = 0; i < 3; i++) expect((await post(JSON.stringify(event))).status).toBe(202);
     await stored(event.eventId as string);
     // Let the later copies reach the processor too, then count.
-    const other = feedbackEvent({ model });
+    const other = liveFeedbackEvent({ model });
     expect((await post(JSON.stringify(other))).status).toBe(202);
     await stored(other.eventId as string);
     const page = (await (await get(`/v1/feedback?model=${model}`)).json()) as { items: Array<{ eventId: string }> };
@@ -73,7 +78,7 @@ describe('local runtime over HTTP', () => {
   });
 
   it('lists every offending field in a 400', async () => {
-    const event = feedbackEvent({ rating: 'sideways', kind: 'nonsense' });
+    const event = liveFeedbackEvent({ rating: 'sideways', kind: 'nonsense' });
     delete event.traceId;
     delete event.trainingConsent;
     const res = await post(JSON.stringify(event));
@@ -85,7 +90,7 @@ describe('local runtime over HTTP', () => {
   });
 
   it('refuses a body over 10 MB with 413', async () => {
-    const big = JSON.stringify(feedbackEvent({ comment: 'x'.repeat(11 * 1024 * 1024) }));
+    const big = JSON.stringify(liveFeedbackEvent({ comment: 'x'.repeat(11 * 1024 * 1024) }));
     const res = await post(big);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { message: string }).message).toMatch(/limit is 10485760 bytes/);
@@ -117,7 +122,7 @@ describe('local runtime over HTTP', () => {
   });
 
   it('refuses a wrong content type with 415', async () => {
-    const res = await post(JSON.stringify(feedbackEvent()), { 'content-type': 'text/plain' });
+    const res = await post(JSON.stringify(liveFeedbackEvent()), { 'content-type': 'text/plain' });
     expect(res.status).toBe(415);
   });
 
@@ -125,7 +130,7 @@ describe('local runtime over HTTP', () => {
     const missing = await fetch(`${rt.url}/v1/feedback`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(feedbackEvent()),
+      body: JSON.stringify(liveFeedbackEvent()),
     });
     expect(missing.status).toBe(403);
     expect(JSON.stringify(await missing.json())).toMatch(/missing API key/);
@@ -135,9 +140,9 @@ describe('local runtime over HTTP', () => {
   });
 
   it('answers a mixed batch per item and stores the valid ones', async () => {
-    const good = feedbackEvent();
-    const bad = feedbackEvent({ rating: 'meh' });
-    const good2 = feedbackEvent({ kind: 'comment', comment: 'second' });
+    const good = liveFeedbackEvent();
+    const bad = liveFeedbackEvent({ rating: 'meh' });
+    const good2 = liveFeedbackEvent({ kind: 'comment', comment: 'second' });
     const res = await post(JSON.stringify({ events: [good, bad, good, good2] }));
     expect(res.status).toBe(202);
     const body = (await res.json()) as {
@@ -155,7 +160,7 @@ describe('local runtime over HTTP', () => {
 
   it('passes path and query parameters through the API Gateway event', async () => {
     const model = `ckpt-q-${Date.now()}`;
-    const events = [feedbackEvent({ model, rating: 'up' }), feedbackEvent({ model, rating: 'down' })];
+    const events = [liveFeedbackEvent({ model, rating: 'up' }), liveFeedbackEvent({ model, rating: 'down' })];
     expect((await post(JSON.stringify({ events }))).status).toBe(202);
     await stored(events[1]!.eventId as string);
     await stored(events[0]!.eventId as string);

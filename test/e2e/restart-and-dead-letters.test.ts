@@ -1,19 +1,14 @@
 /**
  * Durability across a hard kill, and a poison message through the dead-letter queue and back with the CLI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, feedbackEvent, runCli, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { runCli, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { liveFeedbackEvent } from '../support/feedback-event.ts';
+import { tempDirs } from '../support/temp-dirs.ts';
+import { PROCESS_TEST_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 
-const dirs: string[] = [];
+const tempDir = tempDirs('flywheel-e2e-');
 const running: RuntimeProcess[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'flywheel-e2e-'));
-  dirs.push(dir);
-  return dir;
-};
 const start = async (dataDir: string, env: Record<string, string> = {}, args: string[] = []) => {
   const rt = await startRuntime({ dataDir, env, args });
   running.push(rt);
@@ -22,7 +17,6 @@ const start = async (dataDir: string, env: Record<string, string> = {}, args: st
 
 afterAll(async () => {
   for (const rt of running) await rt.stop('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 const send = (rt: RuntimeProcess, body: unknown) =>
@@ -37,12 +31,12 @@ const status = async (rt: RuntimeProcess, eventId: string) => {
   return res.status;
 };
 
-describe('restart and dead letters', () => {
+describe('restart and dead letters', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('keeps everything it answered 202 for across a kill -9 and a restart', async () => {
     const dataDir = tempDir();
     // A message in flight at the kill comes back after the visibility timeout: keep it well inside the wait below.
     const first = await start(dataDir, {}, ['--visibility-timeout', '2']);
-    const events = Array.from({ length: 300 }, () => feedbackEvent());
+    const events = Array.from({ length: 300 }, () => liveFeedbackEvent());
     // 30 requests of 10, all in flight at once, then kill at once: most are still in the queue.
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) => send(first, { events: events.slice(i * 10, i * 10 + 10) })),
@@ -52,11 +46,15 @@ describe('restart and dead letters', () => {
 
     const second = await start(dataDir, {}, ['--visibility-timeout', '2']);
     expect(second.apiKey).toBe(first.apiKey); // the key is kept in the data folder
-    await eventually(async () => {
-      const missing = [];
-      for (const e of events) if ((await status(second, e.eventId as string)) !== 200) missing.push(e.eventId);
-      return missing.length === 0 ? true : undefined;
-    }, 20_000, 200);
+    let missing: unknown[] = [];
+    await waitFor(
+      async () => {
+        missing = [];
+        for (const e of events) if ((await status(second, e.eventId as string)) !== 200) missing.push(e.eventId);
+        return missing.length === 0 ? true : undefined;
+      },
+      { what: () => `all 300 events stored after the restart (${missing.length} missing)`, timeoutMs: 60_000, everyMs: 200 },
+    );
     expect(await second.stop('SIGTERM')).toBe(0);
   });
 
@@ -67,18 +65,21 @@ describe('restart and dead letters', () => {
       { FLYWHEEL_FAIL_MESSAGES_MATCHING: 'poison-' },
       ['--max-receive-count', '2', '--visibility-timeout', '1'],
     );
-    const poison = feedbackEvent({ eventId: `poison-${Date.now()}` });
-    const healthy = feedbackEvent();
+    const poison = liveFeedbackEvent({ eventId: `poison-${Date.now()}` });
+    const healthy = liveFeedbackEvent();
     expect((await send(poisoned, poison)).status).toBe(202);
     expect((await send(poisoned, healthy)).status).toBe(202);
-    await eventually(async () => ((await status(poisoned, healthy.eventId as string)) === 200 ? true : undefined));
+    await waitFor(async () => ((await status(poisoned, healthy.eventId as string)) === 200 ? true : undefined), { what: 'the healthy event to be stored' });
 
     // 2 failed receives, 1 s apart, then the third receive moves it to the DLQ.
-    const listed = await eventually(async () => {
-      const { stdout } = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
-      const messages = JSON.parse(stdout) as Array<{ messageId: string; body: string }>;
-      return messages.length > 0 ? messages : undefined;
-    }, 20_000, 300);
+    const listed = await waitFor(
+      async () => {
+        const { stdout } = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
+        const messages = JSON.parse(stdout) as Array<{ messageId: string; body: string }>;
+        return messages.length > 0 ? messages : undefined;
+      },
+      { what: 'the poison message in the DLQ', timeoutMs: 60_000, everyMs: 300 },
+    );
     expect(listed).toHaveLength(1);
     expect(listed[0]!.body).toContain(poison.eventId as string);
     expect(await status(poisoned, poison.eventId as string)).toBe(404);
@@ -91,7 +92,7 @@ describe('restart and dead letters', () => {
     const fixed = await start(dataDir, {}, ['--max-receive-count', '2', '--visibility-timeout', '1']);
     const { stdout } = await runCli(['dlq', 'redrive', '--data-dir', dataDir]);
     expect(JSON.parse(stdout)).toEqual({ moved: 1, failed: [] });
-    await eventually(async () => ((await status(fixed, poison.eventId as string)) === 200 ? true : undefined));
+    await waitFor(async () => ((await status(fixed, poison.eventId as string)) === 200 ? true : undefined), { what: 'the redriven event to be stored' });
     const after = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
     expect(JSON.parse(after.stdout)).toEqual([]);
   });
@@ -107,10 +108,13 @@ describe('restart and dead letters', () => {
     const answer = JSON.parse(sent.stdout) as { status: number; results: Array<{ eventId: string; status: string }> };
     expect(answer.status).toBe(202);
     const eventId = answer.results[0]!.eventId;
-    const listed = await eventually(async () => {
-      const { stdout } = await runCli(['feedback', 'list', '--data-dir', dataDir, '--model', model]);
-      return stdout.includes(eventId) ? stdout : undefined;
-    });
+    const listed = await waitFor(
+      async () => {
+        const { stdout } = await runCli(['feedback', 'list', '--data-dir', dataDir, '--model', model]);
+        return stdout.includes(eventId) ? stdout : undefined;
+      },
+      { what: `feedback list to show ${eventId}`, timeoutMs: 60_000 },
+    );
     expect(listed).toContain('down');
     expect(listed).toContain('1 item(s)');
     await rt.stop('SIGTERM');

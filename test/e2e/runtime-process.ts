@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { RUNTIME_START_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(REPO_ROOT, 'bin', 'flywheel.ts');
@@ -40,35 +41,34 @@ export async function startRuntime(options: StartOptions): Promise<RuntimeProces
   let gone = false;
   void exited.then(() => (gone = true));
 
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (gone) throw new Error(`runtime exited before it was ready:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`runtime not ready after 20 s:\n${output}`);
-    }
-    try {
-      const info = JSON.parse(readFileSync(join(options.dataDir, 'runtime.json'), 'utf8')) as {
-        url: string;
-        apiKey: string;
-        pid: number;
-      };
-      if (info.pid === child.pid && output.includes(info.url)) {
-        return {
-          url: info.url,
-          apiKey: info.apiKey,
-          child,
-          output: () => output,
-          async stop(signal = 'SIGTERM') {
-            if (!gone) child.kill(signal);
-            return exited;
-          },
-        };
-      }
-    } catch {
-      // not written yet
-    }
-    await sleep(50);
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!gone) child.kill(signal);
+    return exited;
+  };
+  try {
+    // Ready when runtime.json names this child and the child printed that URL: a condition, bounded for a hang.
+    const info = await waitFor(
+      () => {
+        if (gone) throw new RuntimeExitedError(`runtime exited before it was ready:\n${output}`);
+        const written = readRuntimeInfo(options.dataDir);
+        return written && written.pid === child.pid && output.includes(written.url) ? written : undefined;
+      },
+      { what: () => `the runtime to write runtime.json and print its URL:\n${output}`, timeoutMs: RUNTIME_START_TIMEOUT_MS, stopOn: (error) => error instanceof RuntimeExitedError },
+    );
+    return { url: info.url, apiKey: info.apiKey, child, output: () => output, stop };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+class RuntimeExitedError extends Error {}
+
+function readRuntimeInfo(dataDir: string): { url: string; apiKey: string; pid: number } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { url: string; apiKey: string; pid: number };
+  } catch {
+    return undefined; // not written yet, or half written
   }
 }
 
@@ -79,43 +79,4 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
     env: { ...process.env, FLYWHEEL_LOG_LEVEL: 'WARN', ...env },
   });
   return { stdout, stderr };
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` returns a value (not undefined) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-    await sleep(everyMs);
-  }
-}
-
-let counter = 0;
-/** A valid feedback event with unique ids; `overrides` replace fields. */
-export function feedbackEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  counter++;
-  const id = `${process.pid}-${Date.now().toString(36)}-${counter}`;
-  return {
-    eventId: `e2e-${id}`,
-    kind: 'rating',
-    rating: 'up',
-    traceId: `trace-${id}`,
-    sessionId: 'session-1',
-    turnId: '1',
-    model: 'ckpt-e2e',
-    source: 'user',
-    reporter: 'e2e',
-    trainingConsent: true,
-    occurredAt: new Date().toISOString(),
-    ...overrides,
-  };
 }

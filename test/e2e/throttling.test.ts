@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedbackEvent, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { liveFeedbackEvent } from '../support/feedback-event.ts';
 
 let dataDir: string;
 let rt: RuntimeProcess;
@@ -30,7 +31,7 @@ describe('throttling', () => {
       const res = await fetch(`${rt.url}/v1/feedback`, {
         method: 'POST',
         headers: { 'x-api-key': rt.apiKey, 'content-type': 'application/json' },
-        body: JSON.stringify(feedbackEvent()),
+        body: JSON.stringify(liveFeedbackEvent()),
       });
       statuses.push(res.status);
       if (res.status === 429) {
@@ -48,7 +49,7 @@ describe('throttling', () => {
     const again = await fetch(`${rt.url}/v1/feedback`, {
       method: 'POST',
       headers: { 'x-api-key': rt.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify(feedbackEvent()),
+      body: JSON.stringify(liveFeedbackEvent()),
     });
     expect(again.status).toBe(202);
   });

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeProcessFeedbackHandler } from '../../lib/feedback/consumers/process-feedback.ts';
 import type { RecordItem } from '../../lib/ports/records.ts';
-import { feedbackEvent, openHarness, sqsRecord, type Harness } from '../support/lambda-events.ts';
+import { feedbackEvent } from '../support/feedback-event.ts';
+import { openHarness, sqsRecord, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { feedbackEvent, openHarness, type Harness } from '../support/lambda-events.ts';
+import { feedbackEvent } from '../support/feedback-event.ts';
+import { openHarness, type Harness } from '../support/lambda-events.ts';
 
 let h: Harness;
 beforeEach(() => {

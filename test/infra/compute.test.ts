@@ -13,7 +13,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchWeightFactors } from '../../lib/compute/batch-weight-factors.ts';
 import { BatchNetwork, checkModelEndpointEgress } from '../../lib/compute/infra/batch-network.ts';
-import { ROLLOUT_EXIT_CODES } from '../../lib/compute/rollout-exit-codes.ts';
+import { ROLLOUT_EXIT_CODES } from '../../lib/rollout/rollout-exit-codes.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import { COMPUTE_CATEGORIES } from '../../lib/ports/jobs.ts';
 import { ROLLOUT_ATTEMPT_TIMEOUT_SECONDS, ROLLOUT_JOB_ATTEMPTS, SHARD_JOB_TIMEOUT_SECONDS } from '../../lib/sweeps/workflow/sweep.asl.ts';

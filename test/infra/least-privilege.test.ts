@@ -7,8 +7,9 @@
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORGE_JOB_ACCESS, rolloutJobAccess } from '../../lib/compute/infra/job-access.ts';
-import { JOB_CONTAINER_PRIVILEGED } from '../../lib/compute/infra/job-image.ts';
+import { FORGE_JOB_ACCESS } from '../../lib/forge/infra/forge-job-access.ts';
+import { rolloutJobAccess } from '../../lib/rollout/infra/rollout-job-access.ts';
+import { JOB_CONTAINER_PRIVILEGED } from '../../lib/constructs/job-image.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import { API_WAF_RULES, COUNTED_BODY_RULES } from '../../lib/constructs/api-waf.ts';
 import { STATEFUL_LOGICAL_IDS } from '../../lib/stacks/data-stack.ts';
@@ -79,7 +80,7 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
   describe('rollout and forge containers', () => {
     it('run privileged (the sandbox needs what Batch offers no finer knob for), with the reason in the code', async () => {
       const { readFile } = await import('node:fs/promises');
-      const source = await readFile(new URL('../../lib/compute/infra/job-image.ts', import.meta.url), 'utf8');
+      const source = await readFile(new URL('../../lib/constructs/job-image.ts', import.meta.url), 'utf8');
       expect(JOB_CONTAINER_PRIVILEGED).toBe(true);
       // The reason names what an unprivileged container lacks and what is (and is not) contained.
       for (const needle of ['seccomp', 'CAP_SYS_ADMIN', 'procfs', 'cgroup', 'dockerSecurityOptions', 'host network mode', 'Not mitigated']) {

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JUDGE_TOOL } from '../../lib/modes/judge-signal.ts';
 import { DRAFT_TOOL } from '../../lib/modes/evals/eval-drafts.ts';
-import { eventually, feedbackEvent, runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
+import { runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
+import { liveFeedbackEvent } from '../support/feedback-event.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { bagOfWords } from './support/modes-fixture.ts';
 
@@ -52,17 +54,17 @@ const api = (path: string, init: RequestInit = {}) =>
 
 describe('failure modes on the local runtime', () => {
   it('classifies stored feedback, counts it, takes a human label, clusters comments', { timeout: 120_000 }, async () => {
-    const comment = feedbackEvent({ model: MODEL, kind: 'comment', rating: 'down', comment: 'It rewrote every file in the repo when I asked to fix one typo in the README.' });
-    const up = feedbackEvent({ model: MODEL, rating: 'up' });
-    const reverted = feedbackEvent({ model: MODEL, kind: 'outcome', outcome: 'reverted', rating: 'none' });
+    const comment = liveFeedbackEvent({ model: MODEL, kind: 'comment', rating: 'down', comment: 'It rewrote every file in the repo when I asked to fix one typo in the README.' });
+    const up = liveFeedbackEvent({ model: MODEL, rating: 'up' });
+    const reverted = liveFeedbackEvent({ model: MODEL, kind: 'outcome', outcome: 'reverted', rating: 'none' });
     const res = await api('/v1/feedback', { method: 'POST', body: JSON.stringify({ events: [comment, up, reverted] }) });
     expect(res.status).toBe(202);
 
-    const counts = await eventually(async () => {
+    const counts = await waitFor(async () => {
       const r = await api(`/v1/failure-modes?model=${MODEL}`);
       const body = (await r.json()) as { checkpoints: Array<{ totals: { signals: number; ratings: { up: number }; outcomes: { reverted: number } }; modes: Array<{ mode: string; count: number }> }> };
       return body.checkpoints[0]?.totals.signals === 3 ? body : undefined;
-    }, 90_000, 250);
+    }, { what: 'the three signals counted', timeoutMs: 90_000, everyMs: 250 });
     expect(counts.checkpoints[0]!.totals.ratings.up).toBe(1);
     expect(counts.checkpoints[0]!.totals.outcomes.reverted).toBe(1);
 
@@ -81,19 +83,19 @@ describe('failure modes on the local runtime', () => {
     expect(bad.status).toBe(400);
     expect((await api('/v1/review-queue')).status).toBe(200);
 
-    const clusters = await eventually(async () => {
+    const clusters = await waitFor(async () => {
       const r = (await (await api('/v1/clusters?threshold=0.5')).json()) as { comments: number };
       return r.comments >= 1 ? r : undefined;
-    });
+    }, { what: 'a clustered comment' });
     expect(clusters.comments).toBe(1);
 
     // A report into a private eval case, over HTTP.
     const report = { reportId: `rep-${Date.now()}`, title: 'Reformats everything', body: 'Asked to fix one typo; it reformatted every markdown file.', severity: 'medium', reporter: 'qa', source: 'internal', model: `${MODEL}-reports`, trainingConsent: true };
     expect((await api('/v1/reports', { method: 'POST', body: JSON.stringify(report) })).status).toBe(202);
-    const draft = await eventually(async () => {
+    const draft = await waitFor(async () => {
       const r = await api('/v1/eval-drafts', { method: 'POST', body: JSON.stringify({ fromReport: report.reportId }) });
       return r.status === 201 ? ((await r.json()) as { id: string; lineage: { reportIds: string[] } }) : undefined;
-    });
+    }, { what: `an eval draft from report ${report.reportId}` });
     expect(draft.lineage.reportIds).toEqual([report.reportId]);
     const approved = await api(`/v1/eval-drafts/${draft.id}/approve`, {
       method: 'POST',
@@ -124,12 +126,12 @@ describe('without models', () => {
       const d = await fetch(`${bare.url}/v1/eval-drafts`, { method: 'POST', headers: { 'x-api-key': bare.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ fromReport: 'x' }) });
       expect(d.status).toBe(503);
       expect(((await d.json()) as { message: string }).message).toContain('FLYWHEEL_JUDGE_MODEL');
-      const ev = feedbackEvent({ model: MODEL, kind: 'comment', rating: 'down', comment: 'It ignored our AGENTS.md rule to use pnpm and ran npm install.' });
+      const ev = liveFeedbackEvent({ model: MODEL, kind: 'comment', rating: 'down', comment: 'It ignored our AGENTS.md rule to use pnpm and ran npm install.' });
       await fetch(`${bare.url}/v1/feedback`, { method: 'POST', headers: { 'x-api-key': bare.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(ev) });
-      const body = await eventually(async () => {
+      const body = await waitFor(async () => {
         const b = (await (await get(`/v1/failure-modes?model=${MODEL}`)).json()) as { checkpoints: Array<{ totals: { signals: number; labelled: Record<string, number> } }> };
         return b.checkpoints[0]?.totals.signals === 1 ? b : undefined;
-      }, 90_000, 250);
+      }, { what: 'the signal counted on the runtime without a judge', timeoutMs: 90_000, everyMs: 250 });
       expect(body.checkpoints[0]!.totals.labelled.local).toBe(1);
     } finally {
       expect(await bare.stop('SIGTERM')).toBe(0);

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sweepStateMachineName } from '../../lib/registry/infra/grant-sweep-executions.ts';
+import { sweepStateMachineName } from '../../lib/sweeps/infra/grant-sweep-executions.ts';
 import { nagViolations, synthFlywheel, type SynthesizedStage } from '../infra/synth-flywheel.ts';
 
 let synth: SynthesizedStage | undefined;

@@ -5,29 +5,44 @@
  * @example
  * gitSync(dir, ['init', '-q', '-b', 'main']);
  * const sha = gitSync(dir, ['rev-parse', 'HEAD']);
+ * expect(gitResult(dir, ['show', 'v2']).code).not.toBe(0);
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+/** The environment of every fixture git: no system, global or user config, a fixed author and committer. */
+function fixtureGitEnv(dir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: 'Dev',
+    GIT_AUTHOR_EMAIL: 'dev@example.com',
+    GIT_COMMITTER_NAME: 'Dev',
+    GIT_COMMITTER_EMAIL: 'dev@example.com',
+  };
+}
+
 export function gitSync(dir: string, args: string[], input?: string): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    input,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.com',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.com',
-    },
-  })
+  return execFileSync('git', args, { cwd: dir, input, env: fixtureGitEnv(dir) })
     .toString()
     .trim();
+}
+
+/** Git in `dir`, asynchronously: its whole stdout (untrimmed); throws when git fails. */
+export async function gitIn(dir: string, ...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)('git', args, { cwd: dir, env: fixtureGitEnv(dir), maxBuffer: 64 << 20 });
+  return stdout;
+}
+
+/** Git in `dir` when failing is the point: the exit code and both outputs, never a throw. */
+export function gitResult(dir: string, args: string[]): { code: number; out: string; err: string } {
+  const result = spawnSync('git', args, { cwd: dir, env: fixtureGitEnv(dir) });
+  return { code: result.status ?? -1, out: result.stdout.toString(), err: result.stderr.toString() };
 }
 
 /**

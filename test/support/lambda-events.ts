@@ -119,22 +119,3 @@ export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQ
 export function sqsEvent(messages: QueueMessage[]): SQSEvent {
   return { Records: messages.map((m) => sqsRecord(m.messageId, m.body, m.receiveCount)) };
 }
-
-/** A valid feedback event; override any field. */
-export function feedbackEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const id = (overrides.eventId as string | undefined) ?? `e-${Math.random().toString(36).slice(2, 10)}`;
-  return {
-    eventId: id,
-    kind: 'rating',
-    traceId: `trace-${id}`,
-    sessionId: 'sess-1',
-    turnId: 'turn-1',
-    model: 'ckpt-7',
-    rating: 'up',
-    source: 'user',
-    reporter: 'user-42',
-    trainingConsent: true,
-    occurredAt: '2026-12-02T09:59:00Z',
-    ...overrides,
-  };
-}

@@ -4,8 +4,9 @@
  * `FLYWHEEL_TEST_MOTO_ENDPOINT`; fake credentials and region are set so the SDK never looks further.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './free-port.ts';
+import { waitFor } from './wait-for.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,32 +24,18 @@ export const MOTO_ENV = {
   AWS_DEFAULT_REGION: 'us-east-1',
 } as const;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+class MotoExitedError extends Error {}
 
 async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited early with code ${child.exitCode}`);
-    try {
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new MotoExitedError(`moto_server exited early with code ${child.exitCode}`);
       const response = await fetch(`${url}/moto-api/`, { signal: AbortSignal.timeout(1000) });
       await response.arrayBuffer();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`moto_server did not answer at ${url} within ${timeoutMs} ms`);
+      return true;
+    },
+    { what: `moto_server to answer at ${url}`, timeoutMs, everyMs: 100, stopOn: (error) => error instanceof MotoExitedError },
+  );
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -68,7 +55,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await waitUntilAnswering(url, child, 30_000);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}\n${stderr.join('')}`);
+    throw new Error(`${(error as Error).message}\n${stderr.join('')}`, { cause: error });
   }
   process.env.FLYWHEEL_TEST_MOTO_ENDPOINT = url;
   project.provide('motoEndpoint', url);

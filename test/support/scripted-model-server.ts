@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A real HTTP server speaking OpenAI chat completions (`POST /v1/chat/completions`), embeddings
- * (`POST /v1/embeddings`) and the Bedrock Converse wire format (`POST /model/{id}/converse`), driven by a script: a list of steps consumed in order, or a function of the request.
+ * (`POST /v1/embeddings`), the Bedrock Converse wire format (`POST /model/{id}/converse`) and Titan embeddings
+ * through Bedrock InvokeModel (`POST /model/{id}/invoke`), driven by a script: a list of steps consumed in order, or
+ * a function of the request.
  * Steps can be replies (text, tool calls, token ids, logprobs), HTTP errors (429 with Retry-After, 500) and delays.
  * Every request is recorded.
  */
@@ -94,7 +96,7 @@ export async function startScriptedModelServer(script: Script, options: Scripted
   let chatIndex = 0;
   const server: Server = createServer(async (req, res) => {
     const text = await readBody(req);
-    let body: Record<string, unknown> = {};
+    let body: Record<string, unknown>;
     try {
       body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     } catch {
@@ -107,6 +109,15 @@ export async function startScriptedModelServer(script: Script, options: Scripted
       const input = Array.isArray(body['input']) ? (body['input'] as string[]) : [String(body['input'])];
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({ object: 'list', model: body['model'], data: input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })), usage: { prompt_tokens: input.join(' ').length } }),
+      );
+      return;
+    }
+    const invoke = req.method === 'POST' && /^\/model\/[^/]+\/invoke$/.test(req.url ?? '');
+    if (invoke && typeof body['inputText'] === 'string') {
+      // Amazon Titan text embeddings through Bedrock InvokeModel: `{ inputText }` in, `{ embedding, inputTextTokenCount }` out.
+      const inputText = body['inputText'];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ embedding: embed(inputText), inputTextTokenCount: inputText.split(/\s+/).filter(Boolean).length }),
       );
       return;
     }

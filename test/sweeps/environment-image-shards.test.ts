@@ -5,14 +5,14 @@
  * cell's result counts every group.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseShardSpec as parseRolloutSpec } from '../../lib/compute/shard-spec.ts';
+import { parseShardSpec as parseRolloutSpec } from '../../lib/rollout/shard-spec.ts';
 import { listResults } from '../../lib/registry/list-results.ts';
 import { registryKeys } from '../../lib/registry/record-keys.ts';
 import { registerSuite } from '../../lib/registry/register-suite.ts';
 import { MAX_PLAN_STATE_BYTES } from '../../lib/sweeps/plan-shards.ts';
 import { readShardSpec } from '../../lib/sweeps/shard-spec.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
-import { localImageDefinitions, localSweepArns } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localImageDefinitions, localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import type { ImageJobDefinitions, SweepExecutionInput } from '../../lib/sweeps/workflow/sweep-steps.ts';
 import { driveSweep } from './support/drive-sweep.ts';
 import { rateScript, sampleTask } from './support/scripted-rollout.ts';

@@ -10,7 +10,7 @@ import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
 import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
 import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { createLocalServer, type LocalServer } from '../../lib/local/server.ts';
-import { localSweepWorkflow } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepWorkflow } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { getSweepReport } from '../../lib/sweeps/get-sweep-report.ts';
 import { CHART_COLORS, chartLayout, renderReportChart } from '../../lib/sweeps/report-chart.ts';

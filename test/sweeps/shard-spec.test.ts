@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseShardSpec as parseRolloutSpec } from '../../lib/compute/shard-spec.ts';
+import { parseShardSpec as parseRolloutSpec } from '../../lib/rollout/shard-spec.ts';
 import { registerCheckpoint } from '../../lib/registry/register-checkpoint.ts';
 import { registerSuite, registerSuiteFromFolder } from '../../lib/registry/register-suite.ts';
 import { registryKeys } from '../../lib/registry/record-keys.ts';

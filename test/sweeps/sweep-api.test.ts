@@ -10,7 +10,7 @@ import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
 import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
 import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
-import { localSweepWorkflow } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepWorkflow } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { openSweepFixture, type SweepFixture } from './support/sweep-fixture.ts';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { listResults } from '../../lib/registry/list-results.ts';
-import { registryKeys } from '../../lib/registry/record-keys.ts';
+import { sweepKeys } from '../../lib/sweeps/record-keys.ts';
 import { aggregateShard } from '../../lib/sweeps/aggregate-shard.ts';
 import { getSweepReport } from '../../lib/sweeps/get-sweep-report.ts';
 import { parseShardSpec } from '../../lib/sweeps/shard-spec.ts';
@@ -99,7 +99,7 @@ describe('sweep steps over the local ports', () => {
     await runScriptedShard(fx.ports, plan.shards[1]!.shardKey, script);
     expect(await steps['aggregate-shard'](fx.ports, { sweepId: 's1', shard: plan.shards[1]!, job: { jobId: 'j', status: 'SUCCEEDED' } })).toMatchObject({ status: 'succeeded' });
     expect(await steps['record-shard-failure'](fx.ports, { sweepId: 's1', shard: plan.shards[1]!, error: { Error: 'States.TaskFailed' } })).toMatchObject({ status: 'succeeded' });
-    const cell = await fx.ports.records.get(registryKeys.cell('s1', 'ck-0', 'suite-0', 'strict').pk, registryKeys.cell('s1', 'ck-0', 'suite-0', 'strict').sk);
+    const cell = await fx.ports.records.get(sweepKeys.cell('s1', 'ck-0', 'suite-0', 'strict').pk, sweepKeys.cell('s1', 'ck-0', 'suite-0', 'strict').sk);
     expect(cell).toMatchObject({ n: 10, shardsAggregated: 2, shardsFailed: 0 });
   });
 
@@ -119,7 +119,7 @@ describe('sweep steps over the local ports', () => {
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     const rates: Record<string, number> = { 'ck-0': 0.3, 'ck-1': 0.6 };
     await driveSweep(steps, fx.ports, input('big', { modes: ['strict'] }), { script: rateScript((ck) => rates[ck]!) });
-    const cell = (await fx.ports.records.get(registryKeys.cell('big', 'ck-1', 'suite-0', 'strict').pk, registryKeys.cell('big', 'ck-1', 'suite-0', 'strict').sk))!;
+    const cell = (await fx.ports.records.get(sweepKeys.cell('big', 'ck-1', 'suite-0', 'strict').pk, sweepKeys.cell('big', 'ck-1', 'suite-0', 'strict').sk))!;
     expect(cell.perTask).toBeUndefined();
     expect(cell.perTaskKey).toMatch(/^sweeps\/big\/cells\//);
     expect(JSON.stringify(cell).length).toBeLessThan(4000);

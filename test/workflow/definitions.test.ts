@@ -10,7 +10,7 @@ import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/flywheel-function.ts';
 import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
-import { localSweepArns } from '../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import {
   BATCH_JOB_RETRY,
   BATCH_SUBMIT_RETRY,

@@ -4,8 +4,6 @@
  * stack's rule) run by the local workflows driver with the registry's steps and the local jobs driver; the report is
  * served over HTTP. The schedule is off with FLYWHEEL_SCHEDULE=off and on otherwise.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,9 +14,10 @@ import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.ts';
 import { registryKeys } from '../../lib/registry/record-keys.ts';
 import { registerSuite } from '../../lib/registry/register-suite.ts';
-import { startLocalSweeps } from '../../lib/sweeps/workflow/local-sweep-runtime.ts';
+import { startLocalSweeps } from '../../lib/sweeps/local/local-sweep-runtime.ts';
 import { checkpointSweepId } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { sampleTask } from '../sweeps/support/scripted-rollout.ts';
+import { tempDirs } from '../support/temp-dirs.ts';
 
 const logger = new Logger({ serviceName: 'test', logLevel: 'ERROR' });
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -26,11 +25,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flywheel-rt-sweeps-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const tempDir = tempDirs('flywheel-rt-sweeps-');
 
 function withEnv(vars: Record<string, string>): void {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));

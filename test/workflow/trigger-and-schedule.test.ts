@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { STAGES } from '../../lib/config/stages.ts';
-import { nextScheduledTime, startLocalSweepSchedule, toCronParserExpression } from '../../lib/sweeps/workflow/local-sweep-schedule.ts';
+import { nextScheduledTime, startLocalSweepSchedule, toCronParserExpression } from '../../lib/sweeps/local/local-sweep-schedule.ts';
 import { checkpointSweepId, scheduledSweepId, startSweepFromTrigger } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 

@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ModelEndpointEgress, StageSettings } from '../../config/stages.ts';
-import { FlywheelError } from '../../errors.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { retentionDays } from '../../constructs/flywheel-function.ts';
 
 export interface BatchNetworkProps {
@@ -109,7 +109,7 @@ const RULE_DESCRIPTION = new RegExp(`^[A-Za-z0-9 ._\\-:/()#,@\\[\\]+=&;{}!$*]{1,
  */
 export function checkModelEndpointEgress(egress: ModelEndpointEgress, field: string): void {
   const fail = (message: string) => {
-    throw new FlywheelError('ConfigurationError', `${field}: ${message}`);
+    throw new ConfigurationError(`${field}: ${message}`);
   };
   if (!IPV4_CIDR.test(egress.cidr)) fail(`cidr "${egress.cidr}" is not an IPv4 CIDR like 10.20.0.0/16`);
   if (egress.cidr.endsWith('/0')) fail(`cidr ${egress.cidr} opens port ${egress.port} to the whole internet; list the endpoints' own range`);

@@ -43,7 +43,8 @@ export class FairSharePool extends Construct {
     const poolSettings = settings.computePools[pool];
     // IMDSv2 only, and its token answers travel one hop: a process in a container behind a bridge or in a namespace
     // of its own (the sandbox's) gets no token, so no instance role credentials. Batch runs simple EC2 jobs in host
-    // network mode, where the job's own process is not a hop away: see JOB_CONTAINER_PRIVILEGED (job-image.ts).
+    // network mode, where the job's own process is not a hop away: see JOB_CONTAINER_PRIVILEGED
+    // (lib/constructs/job-image.ts).
     this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
       requireImdsv2: true,
       httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,

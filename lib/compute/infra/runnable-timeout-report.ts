@@ -1,7 +1,7 @@
 import * as events from 'aws-cdk-lib/aws-events';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { noticeRule } from '../../people/infra/chat-notification.ts';
+import { noticeRule } from '../../constructs/chat-notification.ts';
 import { type FairSharePool, RUNNABLE_TIMEOUT_REASONS } from './fair-share-pool.ts';
 
 export interface RunnableTimeoutReportProps {

@@ -12,7 +12,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Ports } from '../../ports/ports.ts';
-import { FlywheelError } from '../../errors.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { DynamoDbRecords } from './dynamodb-records.ts';
 import { EventBridgeEvents } from './eventbridge-events.ts';
 import { S3Blobs } from './s3-blobs.ts';
@@ -32,7 +32,7 @@ export type AwsPortsEnvName = (typeof AWS_PORTS_ENV)[number];
 export function awsPortsFromEnv(env: Record<string, string | undefined> = process.env): Ports {
   const missing = AWS_PORTS_ENV.filter((name) => !env[name]);
   if (missing.length > 0) {
-    throw new FlywheelError('ConfigurationError', `Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+    throw new ConfigurationError(`Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
   }
   const value = (name: AwsPortsEnvName): string => env[name]!;
   const customEndpoint = Boolean(env.AWS_ENDPOINT_URL || env.AWS_ENDPOINT_URL_S3);

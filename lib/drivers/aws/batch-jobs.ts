@@ -52,12 +52,12 @@ import {
 } from '@aws-sdk/client-batch';
 import { type CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { createHash, randomUUID } from 'node:crypto';
-import { FlywheelError, TransientError, ValidationError } from '../../errors.ts';
+import { ConfigurationError, TransientError, ValidationError } from '../../errors.ts';
+import { JobNotFoundError } from '../job-errors.ts';
 import { IMAGE_REFERENCE, validateJobSubmission } from '../../compute/validate-job-submission.ts';
 import {
   COMPUTE_CATEGORIES,
   COMPUTE_POOLS,
-  JOB_NOT_FOUND,
   TERMINAL_JOB_STATUSES,
   type ComputeCategory,
   type ComputePool,
@@ -94,15 +94,15 @@ export const BATCH_JOBS_ENV = ['FLYWHEEL_GPU_JOB_QUEUE', 'FLYWHEEL_CPU_JOB_QUEUE
 
 export function batchJobsConfigFromEnv(env: Record<string, string | undefined> = process.env): BatchJobsConfig {
   const missing = BATCH_JOBS_ENV.filter((name) => !env[name]);
-  if (missing.length > 0) throw new FlywheelError('ConfigurationError', `Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+  if (missing.length > 0) throw new ConfigurationError(`Missing environment variable${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
   let definitions: unknown;
   try {
     definitions = JSON.parse(env['FLYWHEEL_JOB_DEFINITIONS']!);
   } catch (error) {
-    throw new FlywheelError('ConfigurationError', `FLYWHEEL_JOB_DEFINITIONS is not JSON: ${(error as Error).message}`);
+    throw new ConfigurationError(`FLYWHEEL_JOB_DEFINITIONS is not JSON: ${(error as Error).message}`);
   }
   if (!definitions || typeof definitions !== 'object' || Array.isArray(definitions) || Object.values(definitions).some((v) => typeof v !== 'string' || v === '')) {
-    throw new FlywheelError('ConfigurationError', 'FLYWHEEL_JOB_DEFINITIONS must be a JSON object of definition names to Batch job definitions, e.g. {"rollout":"flywheel-dev-rollout"}');
+    throw new ConfigurationError('FLYWHEEL_JOB_DEFINITIONS must be a JSON object of definition names to Batch job definitions, e.g. {"rollout":"flywheel-dev-rollout"}');
   }
   return {
     queues: { gpu: env['FLYWHEEL_GPU_JOB_QUEUE']!, cpu: env['FLYWHEEL_CPU_JOB_QUEUE']! },
@@ -195,9 +195,9 @@ export class BatchImageDefinitions {
 
   async #register(jobDefinition: string, image: string): Promise<string> {
     const base = await newestJobDefinition(this.#batch, jobDefinition);
-    if (!base?.jobDefinitionArn || !base.jobDefinitionName) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
+    if (!base?.jobDefinitionArn || !base.jobDefinitionName) throw new ConfigurationError(`job definition ${jobDefinition} not found in Batch`);
     if (base.type !== 'container' || !base.containerProperties) {
-      throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} is not a single-container definition: an environment image cannot replace its image`);
+      throw new ConfigurationError(`job definition ${jobDefinition} is not a single-container definition: an environment image cannot replace its image`);
     }
     const name = imageDefinitionName(base.jobDefinitionName, image);
     const existing = await newestJobDefinition(this.#batch, name);
@@ -219,7 +219,7 @@ export class BatchImageDefinitions {
         tags: { ...(base.tags ?? {}), [BATCH_TAGS.baseDefinition]: tagValue(base.jobDefinitionArn), [BATCH_TAGS.environmentImage]: tagValue(image) },
       }),
     );
-    if (!output.jobDefinitionArn) throw new FlywheelError('ConfigurationError', `RegisterJobDefinition of ${name} answered no ARN`);
+    if (!output.jobDefinitionArn) throw new ConfigurationError(`RegisterJobDefinition of ${name} answered no ARN`);
     return output.jobDefinitionArn;
   }
 }
@@ -252,7 +252,7 @@ export class BatchJobs implements JobsPort {
       throw new ValidationError(`timeoutSeconds: AWS Batch's shortest timeout is ${BATCH_MIN_TIMEOUT_SECONDS} s (got ${submission.timeoutSeconds})`, [{ path: 'timeoutSeconds', message: `at least ${BATCH_MIN_TIMEOUT_SECONDS}` }]);
     }
     if (submission.idempotencyToken === undefined) return { jobId: await this.#submitJob(submission) };
-    if (!this.#records) throw new FlywheelError('ConfigurationError', 'an idempotency token needs the records port (BatchJobs options.records)');
+    if (!this.#records) throw new ConfigurationError('an idempotency token needs the records port (BatchJobs options.records)');
     return { jobId: await this.#submitOnce(this.#records, submission, submission.idempotencyToken) };
   }
 
@@ -317,7 +317,7 @@ export class BatchJobs implements JobsPort {
     if (!command) {
       command = (async () => {
         const newest = await newestJobDefinition(this.#batch, jobDefinition);
-        if (!newest) throw new FlywheelError('ConfigurationError', `job definition ${jobDefinition} not found in Batch`);
+        if (!newest) throw new ConfigurationError(`job definition ${jobDefinition} not found in Batch`);
         return newest.containerProperties?.command ?? [];
       })();
       this.#commands.set(jobDefinition, command);
@@ -345,7 +345,7 @@ export class BatchJobs implements JobsPort {
 
   async #detail(jobId: string): Promise<JobDetail> {
     const [job] = await this.#details([jobId]);
-    if (!job) throw new FlywheelError(JOB_NOT_FOUND, `no job ${jobId}`);
+    if (!job) throw new JobNotFoundError(jobId);
     return job;
   }
 

@@ -7,7 +7,7 @@
  */
 import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { EVENT_SOURCE, type DomainEvent, type EventsPort } from '../../ports/events.ts';
-import { FlywheelError } from '../../errors.ts';
+import { EventPublishError } from './aws-driver-errors.ts';
 
 const MAX_ENTRIES = 10;
 /** PutEvents caps the whole request at 256 KiB (entries measured as UTF-8 of source, detail-type and detail). */
@@ -45,7 +45,7 @@ export class EventBridgeEvents implements EventsPort {
         const failed = (result.Entries ?? [])
           .map((entry, i) => (entry.ErrorCode ? `${entries[i]?.DetailType}: ${entry.ErrorCode} ${entry.ErrorMessage ?? ''}`.trim() : undefined))
           .filter((line): line is string => line !== undefined);
-        throw new FlywheelError('EventPublishError', `PutEvents failed for ${result.FailedEntryCount} entries: ${failed.join('; ')}`);
+        throw new EventPublishError(`PutEvents failed for ${result.FailedEntryCount} entries: ${failed.join('; ')}`);
       }
     }
   }

@@ -15,7 +15,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { QueueMessage, QueuePort, ReceiveOptions } from '../../ports/queue.ts';
-import { FlywheelError } from '../../errors.ts';
+import { QueueSendError } from './aws-driver-errors.ts';
 
 const BATCH_SIZE = 10;
 
@@ -58,7 +58,7 @@ export class SqsQueue implements QueuePort {
       chunk.forEach((_, i) => ids.push(byId.get(String(start + i)) ?? ''));
     }
     if (failures.length > 0) {
-      throw new FlywheelError('QueueSendError', `SendMessageBatch failed for ${failures.length} of ${bodies.length} entries: ${failures.join('; ')}`);
+      throw new QueueSendError(`SendMessageBatch failed for ${failures.length} of ${bodies.length} entries: ${failures.join('; ')}`);
     }
     return ids;
   }

@@ -35,7 +35,8 @@ import {
   StartExecutionCommand,
   type DescribeExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
-import { FlywheelError, NotFoundError, ValidationError } from '../../errors.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
+import { ResumeLimitExceededError } from './aws-driver-errors.ts';
 import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../workflow-errors.ts';
@@ -87,7 +88,7 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
       if (existing.status !== 'SUCCEEDED' && existing.redriveStatus === 'REDRIVABLE' && (await this.#redrive(existing))) return { executionId: existing.executionArn };
       // Ended unsuccessfully and not redrivable (or succeeded and asked again): the next link continues it.
     }
-    throw new FlywheelError('ResumeLimitExceeded', `execution ${options.name} of ${workflow} has run ${MAX_CONTINUATIONS + 1} times (every continuation used); start it under a new name`);
+    throw new ResumeLimitExceededError(`execution ${options.name} of ${workflow} has run ${MAX_CONTINUATIONS + 1} times (every continuation used); start it under a new name`);
   }
 
   /** StartExecution, or (the name is taken) what DescribeExecution says of the execution holding it. */

@@ -80,7 +80,7 @@ function walkMachine(machine: Node, path: string, violations: string[]): void {
     }
     if (state.Type === 'Task') {
       const resource = state.Resource;
-      if (typeof resource !== 'string' || !(SUBSET_TASK_RESOURCES as readonly string[]).includes(resource)) {
+      if (typeof resource !== 'string' || !SUBSET_TASK_RESOURCES.some((known) => known === resource)) {
         violations.push(`${at}: Task resource ${JSON.stringify(resource)} (only ${SUBSET_TASK_RESOURCES.join(', ')})`);
       }
       if (typeof state.TimeoutSeconds !== 'number') violations.push(`${at}: Task without TimeoutSeconds (the runtimes' defaults differ)`);

@@ -11,7 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { EVENT_SOURCE, type DomainEvent, type EventsPort } from '../../ports/events.ts';
+import { z } from 'zod';
 import { groupCommit, StatementCache, type GroupCommit } from './sqlite-database.ts';
+import { defineRowCodec, integerColumn, jsonColumn } from './sqlite-rows.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -24,6 +26,20 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_type ON events (type, seq);
 `;
+
+const eventRow = defineRowCodec('events', {
+  seq: integerColumn,
+  id: z.string(),
+  source: z.string(),
+  type: z.string(),
+  detail: jsonColumn(z.record(z.string(), z.unknown())),
+  published_at: integerColumn,
+});
+
+function publishedEvent(row: unknown): PublishedEvent {
+  const { published_at: publishedAt, ...event } = eventRow.decode(row);
+  return { ...event, publishedAt };
+}
 
 /** An event as the local bus stored it. */
 export interface PublishedEvent extends DomainEvent {
@@ -104,22 +120,8 @@ export class LocalEvents implements EventsPort {
         `SELECT seq, id, source, type, detail, published_at FROM events
          WHERE (?1 IS NULL OR type = ?1) AND seq > ?2 ORDER BY seq DESC LIMIT ?3`,
       )
-      .all(options.type ?? null, options.afterSeq ?? 0, limit) as Array<{
-      seq: number;
-      id: string;
-      source: string;
-      type: string;
-      detail: string;
-      published_at: number;
-    }>;
-    return rows.reverse().map((row) => ({
-      seq: row.seq,
-      id: row.id,
-      source: row.source,
-      type: row.type,
-      detail: JSON.parse(row.detail) as Record<string, unknown>,
-      publishedAt: row.published_at,
-    }));
+      .all(options.type ?? null, options.afterSeq ?? 0, limit);
+    return rows.reverse().map(publishedEvent);
   }
 
   /**
@@ -134,14 +136,7 @@ export class LocalEvents implements EventsPort {
         `SELECT seq, id, source, type, detail, published_at FROM events
          WHERE seq > ?1 AND (?2 = '[]' OR type IN (SELECT value FROM json_each(?2))) ORDER BY seq ASC LIMIT ?3`,
       )
-      .all(afterSeq, JSON.stringify(types), limit) as Array<{ seq: number; id: string; source: string; type: string; detail: string; published_at: number }>;
-    return rows.map((row) => ({
-      seq: row.seq,
-      id: row.id,
-      source: row.source,
-      type: row.type,
-      detail: JSON.parse(row.detail) as Record<string, unknown>,
-      publishedAt: row.published_at,
-    }));
+      .all(afterSeq, JSON.stringify(types), limit);
+    return rows.map(publishedEvent);
   }
 }

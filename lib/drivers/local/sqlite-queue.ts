@@ -25,7 +25,9 @@ import { EventEmitter } from 'node:events';
 import type { DatabaseSync } from 'node:sqlite';
 import type { QueueMessage, QueuePort, ReceiveOptions } from '../../ports/queue.ts';
 import { ValidationError } from '../../errors.ts';
+import { z } from 'zod';
 import { groupCommit, inTransaction, StatementCache, type GroupCommit } from './sqlite-database.ts';
+import { defineRowCodec, integerColumn } from './sqlite-rows.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS messages (
@@ -53,13 +55,16 @@ export interface SqliteQueueOptions {
   now?: () => Date;
 }
 
-interface Row {
-  seq: number;
-  id: string;
-  body: string;
-  sent_at: number;
-  receive_count: number;
-}
+/** A message as `receive` reads it. */
+const messageRow = defineRowCodec('messages', {
+  seq: integerColumn,
+  id: z.string(),
+  body: z.string(),
+  sent_at: integerColumn,
+  receive_count: integerColumn,
+});
+
+const depthRow = defineRowCodec('messages', { visible: integerColumn, in_flight: integerColumn });
 
 export class SqliteQueue implements QueuePort {
   readonly name: string;
@@ -142,11 +147,13 @@ export class SqliteQueue implements QueuePort {
       // A zero visibility timeout leaves a received row visible: never hand the same message out twice in one call.
       const seen = new Set<number>();
       while (received.length < max) {
-        const rows = (
-          this.#sql
-            .get('SELECT seq, id, body, sent_at, receive_count FROM messages WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?')
-            .all(this.name, now, max - received.length + seen.size) as unknown as Row[]
-        ).filter((row) => !seen.has(row.seq));
+        const rows = messageRow
+          .decodeAll(
+            this.#sql
+              .get('SELECT seq, id, body, sent_at, receive_count FROM messages WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?')
+              .all(this.name, now, max - received.length + seen.size),
+          )
+          .filter((row) => !seen.has(row.seq));
         if (rows.length === 0) break;
         for (const row of rows) {
           seen.add(row.seq);
@@ -192,12 +199,14 @@ export class SqliteQueue implements QueuePort {
 
   /** Delayed messages (never received, not yet visible) count in neither figure, as in SQS. */
   async depth(): Promise<{ visible: number; inFlight: number }> {
-    const row = this.#sql
-      .get(
-        `SELECT COALESCE(SUM(visible_at <= ?1), 0) AS visible, COALESCE(SUM(visible_at > ?1 AND receipt IS NOT NULL), 0) AS in_flight
-         FROM messages WHERE queue = ?2`,
-      )
-      .get(this.#now(), this.name) as { visible: number; in_flight: number };
-    return { visible: Number(row.visible), inFlight: Number(row.in_flight) };
+    const row = depthRow.decode(
+      this.#sql
+        .get(
+          `SELECT COALESCE(SUM(visible_at <= ?1), 0) AS visible, COALESCE(SUM(visible_at > ?1 AND receipt IS NOT NULL), 0) AS in_flight
+           FROM messages WHERE queue = ?2`,
+        )
+        .get(this.#now(), this.name),
+    );
+    return { visible: row.visible, inFlight: row.in_flight };
   }
 }

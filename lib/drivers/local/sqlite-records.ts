@@ -12,7 +12,9 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { PutOptions, PutResult, QueryInput, QueryPage, RecordItem, RecordsPort } from '../../ports/records.ts';
 import { ValidationError } from '../../errors.ts';
 import { decodeCursor, encodeCursor, pageSize } from '../cursor.ts';
+import { z } from 'zod';
 import { groupCommit, StatementCache, type GroupCommit } from './sqlite-database.ts';
+import { defineRowCodec, jsonColumn } from './sqlite-rows.ts';
 import { compareUtf8, prefixSuccessor } from './utf8-order.ts';
 
 const SCHEMA = `
@@ -37,6 +39,23 @@ const INDEX_COLUMNS = {
 const UPSERT = `INSERT INTO records (pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, item) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
   gsi2pk = excluded.gsi2pk, gsi2sk = excluded.gsi2sk, item = excluded.item`;
+
+/** A stored item: any attributes, with string keys (index keys of other types leave it out of that index). */
+const recordItem = z.custom<RecordItem>(
+  (value) => typeof value === 'object' && value !== null && 'pk' in value && typeof value.pk === 'string' && 'sk' in value && typeof value.sk === 'string',
+  'not an item with string pk and sk',
+);
+
+const itemRow = defineRowCodec('records', { item: jsonColumn(recordItem) });
+
+/** A row of a query page: the item and the sort columns its cursor is made of. */
+const pageRow = defineRowCodec('records', {
+  item: jsonColumn(recordItem),
+  pk: z.string(),
+  sk: z.string(),
+  gsi1sk: z.string().nullable(),
+  gsi2sk: z.string().nullable(),
+});
 
 function indexKey(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
@@ -79,13 +98,11 @@ export class SqliteRecords implements RecordsPort {
         this.#upsert(item);
         return { written: true };
       }
-      const stored = this.#sql.get('SELECT item FROM records WHERE pk = ? AND sk = ?').get(item.pk, item.sk) as
-        | { item: string }
-        | undefined;
+      const stored = itemRow.decodeIfPresent(this.#sql.get('SELECT item FROM records WHERE pk = ? AND sk = ?').get(item.pk, item.sk));
       if (!stored && condition.kind === 'unchanged') return { written: false };
       if (stored) {
         if (condition.kind === 'absent') return { written: false };
-        const previous = JSON.parse(stored.item) as Record<string, unknown>;
+        const previous = stored.item;
         if (condition.kind === 'unchanged') {
           if (condition.value === undefined ? condition.field in previous : previous[condition.field] !== condition.value) return { written: false };
         } else if (!isOlder(previous[condition.field], condition.value)) return { written: false };
@@ -105,8 +122,7 @@ export class SqliteRecords implements RecordsPort {
   }
 
   async get(pk: string, sk: string): Promise<RecordItem | undefined> {
-    const row = this.#sql.get('SELECT item FROM records WHERE pk = ? AND sk = ?').get(pk, sk) as { item: string } | undefined;
-    return row ? (JSON.parse(row.item) as RecordItem) : undefined;
+    return itemRow.decodeIfPresent(this.#sql.get('SELECT item FROM records WHERE pk = ? AND sk = ?').get(pk, sk))?.item;
   }
 
   async query(input: QueryInput): Promise<QueryPage> {
@@ -138,18 +154,16 @@ export class SqliteRecords implements RecordsPort {
     }
     const direction = input.descending ? 'DESC' : 'ASC';
     if (input.cursor) {
-      const after = decodeCursor<unknown>(input.cursor);
-      if (!Array.isArray(after) || after.length !== columns.order.length || !after.every((v) => typeof v === 'string')) {
-        throw new ValidationError('Invalid cursor', [{ path: 'cursor', message: 'not a cursor for this index' }]);
-      }
+      const after = z.array(z.string()).length(columns.order.length).safeParse(decodeCursor<unknown>(input.cursor));
+      if (!after.success) throw new ValidationError('Invalid cursor', [{ path: 'cursor', message: 'not a cursor for this index' }]);
       where.push(`(${columns.order.join(', ')}) ${input.descending ? '<' : '>'} (${columns.order.map(() => '?').join(', ')})`);
-      params.push(...(after as string[]));
+      params.push(...after.data);
     }
-    const sql = `SELECT ${columns.order.join(', ')}, item FROM records WHERE ${where.join(' AND ')}
+    const sql = `SELECT pk, sk, gsi1sk, gsi2sk, item FROM records WHERE ${where.join(' AND ')}
       ORDER BY ${columns.order.map((c) => `${c} ${direction}`).join(', ')} LIMIT ${limit + 1}`;
-    const rows = this.#sql.get(sql).all(...params) as Record<string, string>[];
-    const page = rows.slice(0, limit);
-    const items = page.map((row) => JSON.parse(row.item!) as RecordItem);
+    const rows = this.#sql.get(sql).all(...params);
+    const page = pageRow.decodeAll(rows.slice(0, limit));
+    const items = page.map((row) => row.item);
     if (rows.length <= limit) return { items };
     const last = page[page.length - 1]!;
     return { items, cursor: encodeCursor(columns.order.map((c) => last[c])) };

@@ -1,5 +1,5 @@
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
-import { toFieldIssues } from '../../api/issues.ts';
+import { toFieldIssues } from '../../shared/field-issues.ts';
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { getFeedback } from '../get-feedback.ts';

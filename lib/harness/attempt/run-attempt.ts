@@ -3,14 +3,13 @@ import type { ModelsPort } from '../../ports/models.ts';
 import type { RecordsPort } from '../../ports/records.ts';
 import { backoffDelayMs, sleep } from '../../models/retry.ts';
 import { runAgent, type RunAgentResult } from '../agent/run-agent.ts';
-import type { HarnessMode, HistoryReaudit, SandboxObservation, SandboxProvider, SandboxSession } from '../sandbox/sandbox.ts';
+import type { HistoryReaudit, SandboxObservation, SandboxProvider, SandboxSession } from '../sandbox/sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 import type { Task } from '../task/task-schema.ts';
 import { storeTrajectory } from '../trajectory/store-trajectory.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import {
-  attemptSortKey,
   environmentFacts,
-  evalPartition,
   type AttemptEnvironment,
   type AttemptGrade,
   type AttemptRecord,
@@ -18,6 +17,8 @@ import {
   type AttemptUsage,
   type InfrastructurePhase,
 } from './attempt-record.ts';
+import { attemptRecord } from './record-codecs.ts';
+import { evalKeys } from './record-keys.ts';
 
 /**
  * Runs one attempt of a task end to end: sandbox, setup command, agent loop, trajectory, diff, grading, record.
@@ -103,6 +104,20 @@ class InfrastructureFailure extends Error {
   }
 }
 
+/** The name and message of whatever was thrown (an Error, an SDK's error-like object, or anything else). */
+function errorFacts(error: unknown): { name: string; message: string } {
+  if (typeof error !== 'object' || error === null) return { name: 'Error', message: String(error) };
+  const name = 'name' in error && typeof error.name === 'string' ? error.name : 'Error';
+  const message = 'message' in error && typeof error.message === 'string' ? error.message : String(error);
+  return { name, message };
+}
+
+/** What was thrown, as an infrastructure failure of `phase` (its message after `prefix`). */
+function infrastructureFailure(phase: InfrastructurePhase, error: unknown, prefix = ''): InfrastructureFailure {
+  const { name, message } = errorFacts(error);
+  return new InfrastructureFailure(phase, name, `${prefix}${message}`);
+}
+
 /** Observations kept on the record (blocked requests, git commands that needed history); a record stays small. */
 const MAX_OBSERVATIONS = 100;
 
@@ -163,10 +178,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
         trajectoryKey: result.trajectoryKey,
       });
     } catch (error) {
-      const failure =
-        error instanceof InfrastructureFailure
-          ? error
-          : new InfrastructureFailure('storage', error instanceof Error ? error.name : 'Error', error instanceof Error ? error.message : String(error));
+      const failure = error instanceof InfrastructureFailure ? error : infrastructureFailure('storage', error);
       usageAllTries = addUsage(usageAllTries, partial.usage);
       const entry: AttemptTry = {
         try: t,
@@ -194,8 +206,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
   }
   const finishedAt = now();
   const record: AttemptRecord = {
-    pk: evalPartition(input.runId),
-    sk: attemptSortKey(input.task.id, input.mode, input.n),
+    ...evalKeys.attempt(input.runId, input.task.id, input.mode, input.n),
     kind: 'eval-attempt',
     runId: input.runId,
     attemptId: input.attemptId,
@@ -223,7 +234,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
     finishedAt: finishedAt.toISOString(),
   };
   // Idempotent overwrite: the (task, mode, n) key is natural, so a retried write lands on the same item.
-  await input.ports.records.put(record);
+  await input.ports.records.put(attemptRecord.encode(record));
   return record;
 }
 
@@ -244,7 +255,7 @@ async function runOneTry(
       limits: { commandTimeoutMs: task.limits.commandSeconds * 1000, outputBytes: input.commandOutputBytes ?? 1 << 20 },
     });
   } catch (error) {
-    throw new InfrastructureFailure('sandbox', (error as Error).name ?? 'Error', (error as Error).message ?? String(error));
+    throw infrastructureFailure('sandbox', error);
   }
   try {
     if (task.setupCommand) {
@@ -252,7 +263,7 @@ async function runOneTry(
       try {
         setup = await session.exec(task.setupCommand, { timeoutMs: input.setupTimeoutMs ?? 600_000 });
       } catch (error) {
-        throw new InfrastructureFailure('setup-failed', (error as Error).name, (error as Error).message);
+        throw infrastructureFailure('setup-failed', error);
       }
       if (setup.exitCode !== 0) {
         const tail = `${setup.stdout}\n${setup.stderr}`.trim().slice(-2000);
@@ -275,7 +286,7 @@ async function runOneTry(
       trajectoryKey = await storeTrajectory(input.ports.blobs, agent.trajectory);
     } catch (error) {
       report({ usage: agent.usage, stopReason: agent.stopReason });
-      throw new InfrastructureFailure('storage', (error as Error).name, `storing the trajectory failed: ${(error as Error).message}`);
+      throw infrastructureFailure('storage', error, 'storing the trajectory failed: ');
     }
     report({ usage: agent.usage, stopReason: agent.stopReason, trajectoryKey });
     if (agent.infrastructureError) {
@@ -325,7 +336,7 @@ async function reauditSession(session: SandboxSession): Promise<HistoryReaudit |
       newObjects: 0,
       recoveredHistory: [],
       matchingLaterContent: 0,
-      problems: [`re-audit failed: ${(error as Error).message}`],
+      problems: [`re-audit failed: ${errorFacts(error).message}`],
       method: 'full-listing',
       durationMs: Date.now() - started,
     };
@@ -337,7 +348,7 @@ async function closeSession(session: SandboxSession): Promise<void> {
   try {
     await session.close();
   } catch (error) {
-    throw new InfrastructureFailure('sandbox', (error as Error).name, `closing the sandbox failed: ${(error as Error).message}`);
+    throw infrastructureFailure('sandbox', error, 'closing the sandbox failed: ');
   }
 }
 
@@ -369,6 +380,6 @@ async function gradeOrThrow(input: RunAttemptInput, result: TryResult, baseCommi
       trajectory: result.agent.trajectory,
     });
   } catch (error) {
-    throw new InfrastructureFailure('grading', (error as Error).name ?? 'Error', (error as Error).message ?? String(error));
+    throw infrastructureFailure('grading', error);
   }
 }

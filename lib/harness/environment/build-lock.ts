@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isProcessAlive } from '../../shared/process-liveness.ts';
 import { EnvironmentBuildError } from './environment-errors.ts';
 
 /** The file whose presence marks a complete entry (written last, inside the temporary folder). */
@@ -17,16 +18,6 @@ export const ENTRY_MARKER = 'env.json';
 const inFlight = new Map<string, Promise<{ dir: string; built: boolean }>>();
 
 const exists = (path: string) => stat(path).then(() => true, () => false);
-
-function alive(pid: number): boolean {
-  if (!(pid > 0)) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export interface EnsureEntryOptions {
   /** How long to wait for another process's build before giving up. */
@@ -91,7 +82,7 @@ async function ensureEntryOnce(cacheDir: string, key: string, build: (tmpDir: st
     // Another builder holds the lock: wait for its entry, or take over when it died.
     if (await exists(join(dir, ENTRY_MARKER))) return { dir, built: false };
     const owner = await readFile(lockPath, 'utf8').then((t) => JSON.parse(t) as { pid?: number; host?: string }, () => undefined);
-    if (owner && owner.host === hostname() && !alive(owner.pid ?? 0)) {
+    if (owner && owner.host === hostname() && !isProcessAlive(owner.pid ?? 0)) {
       await rm(lockPath, { force: true });
       continue;
     }

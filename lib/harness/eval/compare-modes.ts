@@ -22,14 +22,15 @@ import type { BlobsPort } from '../../ports/blobs.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { RecordsPort } from '../../ports/records.ts';
 import { ValidationError } from '../../errors.ts';
-import { evalPartition, listAttemptRecords, type AttemptRecord, type AttemptStatus } from '../attempt/attempt-record.ts';
+import type { AttemptRecord } from '../attempt/attempt-record.ts';
+import { listAttemptRecords } from '../attempt/read-attempt-records.ts';
 import type { AttemptGrader, AttemptRetryPolicy } from '../attempt/run-attempt.ts';
-import type { IntegrityFlag } from '../integrity/integrity-flag.ts';
-import type { HarnessMode, SandboxObservation, SandboxProvider } from '../sandbox/sandbox.ts';
+import type { SandboxProvider } from '../sandbox/sandbox.ts';
+import { HARNESS_MODES, type HarnessMode } from '../task/harness-mode.ts';
+import { COMPARE_MODES_VERSION, type CompareModesReport, type Evidence, type LenientOnlyTask, type ModeScore, type ModelComparison } from './compare-modes-report.ts';
 import type { SuiteTask } from './load-suite.ts';
+import { compareModesRecord } from './record-codecs.ts';
 import { runEval, summarizeAttempts, type EvalProgress } from './run-eval.ts';
-
-export const COMPARE_MODES_VERSION = 1 as const;
 
 export interface CompareModesInput {
   runId: string;
@@ -48,71 +49,6 @@ export interface CompareModesInput {
   bootstrap?: { resamples?: number; seed?: number };
   onProgress?: (event: EvalProgress & { model: string; mode: HarnessMode }) => void;
   now?: () => Date;
-}
-
-export interface ModeScore {
-  /** Mean over tasks with at least one scored attempt; null when none was scored. */
-  passAt1: number | null;
-  scoredTasks: number;
-  counts: Record<AttemptStatus, number>;
-  /** Attempts with no record at all (only with `run: false`, or a run that was stopped). */
-  missing: number;
-  /**
-   * Failed attempts that failed for integrity (a failed history re-audit, a tampered verdict, a strict-mode flag aimed
-   * at the verdict), counted apart from wrong fixes; they are included in `counts.failed`.
-   */
-  integrityFailures: number;
-}
-
-/** A piece of evidence about a task's attempts, in words plus where it came from. */
-export interface Evidence {
-  kind: SandboxObservation['kind'] | IntegrityFlag['kind'] | 'history.recovered' | 'integrity.failure';
-  /** e.g. `git log --all -p -- calc.py`, `blocked answers.example.com:80`, `skip-marker calc.py:3`. */
-  summary: string;
-  /** The attempt numbers it was seen in. */
-  attempts: number[];
-}
-
-export interface LenientOnlyTask {
-  taskId: string;
-  lenient: { passed: number; scored: number };
-  strict: { passed: number; scored: number };
-  /** What the harness recorded: in lenient mode (what the model used) and in strict mode (what was blocked). */
-  evidence: { lenient: Evidence[]; strict: Evidence[] };
-}
-
-export interface ScoreDifference {
-  /** Mean over paired tasks of (lenient pass@1 − strict pass@1); null without paired tasks. */
-  estimate: number | null;
-  /** 95% paired bootstrap percentile interval; null without paired tasks. */
-  ci95: [number, number] | null;
-  /** Tasks scored in both modes. */
-  pairedTasks: number;
-  method: 'paired-bootstrap-percentile';
-  resamples: number;
-  seed: number;
-  /** Exact two-sided sign test over paired tasks whose difference is not zero (null when there is none). */
-  signTest: { positive: number; negative: number; pValue: number | null };
-}
-
-export interface ModelComparison {
-  model: string;
-  runId: string;
-  strict: ModeScore;
-  lenient: ModeScore;
-  difference: ScoreDifference;
-  lenientOnly: LenientOnlyTask[];
-  /** Tasks that passed in strict mode but never in lenient (noise, or a lenient-only breakage). */
-  strictOnly: string[];
-}
-
-export interface CompareModesReport {
-  version: typeof COMPARE_MODES_VERSION;
-  runId: string;
-  tasks: number;
-  attemptsPerTask: number;
-  models: ModelComparison[];
-  generatedAt: string;
 }
 
 /** The run id one model's attempts live under: stable for a model id, path- and key-safe. */
@@ -183,7 +119,7 @@ function evidenceOf(records: AttemptRecord[]): Evidence[] {
     for (const o of r.observations ?? []) {
       const d = o.detail;
       if (o.kind === 'git.history-needed') {
-        const argv = Array.isArray(d['argv']) ? (d['argv'] as string[]).join(' ') : 'git';
+        const argv = Array.isArray(d['argv']) ? d['argv'].join(' ') : 'git';
         add(o.kind, `${argv}${d['failed'] ? ` (failed, exit ${String(d['exitCode'])})` : ''}`, r.n);
       } else if (o.kind === 'network.blocked' || o.kind === 'network.allowed') {
         const host = String(d['host'] ?? d['target'] ?? '?');
@@ -193,7 +129,7 @@ function evidenceOf(records: AttemptRecord[]): Evidence[] {
         add(o.kind, `read ${String(d['path'] ?? '?')}`, r.n);
       }
     }
-    const flags = (r.grade?.['integrity'] as IntegrityFlag[] | undefined) ?? [];
+    const flags = r.grade?.integrity ?? [];
     for (const f of flags) add(f.kind, `${f.kind} ${f.file}${f.line !== null ? `:${f.line}` : ''}: ${f.evidence}`, r.n);
     const reaudit = r.historyReaudit;
     if (reaudit && !reaudit.ok) add('history.recovered', reaudit.problems.join('; '), r.n);
@@ -280,7 +216,7 @@ export async function compareModes(input: CompareModesInput): Promise<CompareMod
   for (const model of input.models) {
     const runId = modelRunId(input.runId, model.id);
     if (input.run !== false) {
-      for (const mode of ['strict', 'lenient'] as const) {
+      for (const mode of HARNESS_MODES) {
         await runEval({
           runId,
           tasks: input.tasks,
@@ -318,6 +254,6 @@ export async function compareModes(input: CompareModesInput): Promise<CompareMod
     models: comparisons,
     generatedAt: (input.now ?? (() => new Date()))().toISOString(),
   };
-  await input.ports.records.put({ pk: evalPartition(input.runId), sk: 'COMPARE-MODES', kind: 'eval-compare-modes', ...report });
+  await input.ports.records.put(compareModesRecord.encode({ kind: 'eval-compare-modes', ...report }));
   return report;
 }

@@ -3,8 +3,9 @@ import { join, resolve } from 'node:path';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { listSuiteTasks, readStoredTask } from '../../forge/forge-records.ts';
 import type { BlobsPort } from '../../ports/blobs.ts';
-import type { RecordItem, RecordsPort } from '../../ports/records.ts';
+import type { RecordsPort } from '../../ports/records.ts';
 import { findSuite } from '../../registry/get-suite.ts';
+import { taskRecord } from '../../registry/record-codecs.ts';
 import { registryKeys } from '../../registry/record-keys.ts';
 import { loadTask } from '../task/load-task.ts';
 import { isRemoteGitUrl, prepareTaskSource, type TaskSourceOptions } from '../task/prepare-task-source.ts';
@@ -89,12 +90,17 @@ async function loadSuiteFolder(dir: string, options: Omit<TaskSourceOptions, 'ta
 }
 
 /** The task JSON a task record carries: its `task` attribute, else its task blob (`taskKey`), else the item itself. */
-async function taskOfRecord(item: RecordItem, blobs: BlobsPort): Promise<Task> {
-  const label = `record ${item.pk} / ${item.sk}`;
-  if (item['task'] && typeof item['task'] === 'object') return parseTask(item['task'], label);
-  if (typeof item['taskKey'] === 'string') return readStoredTask(blobs, { taskKey: item['taskKey'] });
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g1s, ...body } = item;
-  return parseTask(body, label);
+async function taskOfRecord({ record, key }: StoredTaskRecord, blobs: BlobsPort): Promise<Task> {
+  const label = `record ${key.pk} / ${key.sk}`;
+  if (record.task) return parseTask(record.task, label);
+  if (record.taskKey !== undefined) return readStoredTask(blobs, { taskKey: record.taskKey });
+  return parseTask(record, label);
+}
+
+/** A task record as read (the registry's view of it, or the forge's own) and where it is stored. */
+interface StoredTaskRecord {
+  record: { status?: string; task?: object; taskKey?: string };
+  key: { pk: string; sk: string };
 }
 
 /**
@@ -114,20 +120,20 @@ export async function loadSuiteFromRecords(
 ): Promise<SuiteTask[]> {
   const sourceOptions = { ...options, blobs: ports.blobs };
   const registered = await findSuite(ports.records, suite);
-  const items: RecordItem[] = [];
+  const items: StoredTaskRecord[] = [];
   if (registered?.tasks.kind === 'folder') return loadSuiteFolder(registered.tasks.path, sourceOptions);
   if (registered?.tasks.kind === 'blobs') throw new ValidationError(`suite ${suite}: tasks under blob prefix ${registered.tasks.prefix} are not loadable here; export them to a folder`, [{ path: 'suite', message: 'blob-prefix suite' }]);
   if (registered?.tasks.kind === 'records') {
     for (const id of registered.taskIds) {
       const key = registryKeys.task(suite, id, registered.tasks.sk);
-      const item = await ports.records.get(key.pk, key.sk);
-      if (!item) throw new NotFoundError(`suite ${suite}: task record ${key.pk} / ${key.sk} is missing`);
-      items.push(item);
+      const record = taskRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
+      if (!record) throw new NotFoundError(`suite ${suite}: task record ${key.pk} / ${key.sk} is missing`);
+      items.push({ record, key });
     }
   } else {
-    items.push(...(await listSuiteTasks(ports.records, suite)));
+    items.push(...(await listSuiteTasks(ports.records, suite)).map((record) => ({ record, key: registryKeys.task(suite, record.taskId) })));
   }
-  const live = items.filter((item) => item['status'] !== 'retired');
+  const live = items.filter((item) => item.record.status !== 'retired');
   if (live.length === 0) throw new NotFoundError(`suite ${suite} is neither a folder nor a registered suite with active tasks`);
   const tasks: SuiteTask[] = [];
   for (const item of live) {

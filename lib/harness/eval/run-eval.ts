@@ -2,20 +2,15 @@ import type { BlobsPort } from '../../ports/blobs.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { RecordsPort } from '../../ports/records.ts';
 import { ValidationError } from '../../errors.ts';
-import {
-  evalAttemptId,
-  evalPartition,
-  FINISHED_STATUSES,
-  getAttemptRecord,
-  listAttemptRecords,
-  type AttemptRecord,
-  type AttemptStatus,
-  type AttemptTry,
-} from '../attempt/attempt-record.ts';
+import { evalAttemptId, FINISHED_STATUSES, type AttemptRecord, type AttemptStatus, type AttemptTry } from '../attempt/attempt-record.ts';
+import { getAttemptRecord, listAttemptRecords } from '../attempt/read-attempt-records.ts';
 import { runAttempt, type AttemptGrader, type AttemptRetryPolicy } from '../attempt/run-attempt.ts';
-import type { HarnessMode, SandboxProvider } from '../sandbox/sandbox.ts';
+import type { SandboxProvider } from '../sandbox/sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
+import type { EvalResults, TaskResult } from './eval-results.ts';
 import type { SuiteTask } from './load-suite.ts';
 import { passAtK } from './pass-at-k.ts';
+import { evalResultsRecord, evalRunRecord } from './record-codecs.ts';
 
 /**
  * Runs a suite: every task × `attempts` attempts in one harness mode, `concurrency` at a time.
@@ -52,43 +47,6 @@ export type EvalProgress =
   | { type: 'started'; taskId: string; n: number; done: number; total: number }
   | { type: 'try-failed'; taskId: string; n: number; attempt: AttemptTry }
   | { type: 'finished'; taskId: string; n: number; record: AttemptRecord; done: number; total: number };
-
-export interface TaskResult {
-  taskId: string;
-  /** Attempts that were scored (passed or failed). */
-  scored: number;
-  passed: number;
-  failed: number;
-  ungraded: number;
-  infrastructureErrors: number;
-  passAt1: number | null;
-  passAtK: number | null;
-}
-
-export interface EvalResults {
-  runId: string;
-  mode: HarnessMode;
-  model: string;
-  attemptsPerTask: number;
-  concurrency: number;
-  tasks: number;
-  /** Attempts run now and attempts skipped because a finished record existed (a resumed run). */
-  ran: number;
-  skipped: number;
-  counts: Record<AttemptStatus, number>;
-  /** Mean over tasks with at least one scored attempt; null when none was. */
-  passAt1: number | null;
-  /** Mean over tasks with at least k scored attempts (k = attemptsPerTask); null when none had. */
-  passAtK: { k: number; value: number | null; tasks: number };
-  /** Tokens over every try of every attempt of the run, infrastructure-error tries included. */
-  tokens: { prompt: number; completion: number; cached: number; total: number };
-  /** Wall clock of this invocation, and the attempts' own durations summed over the run. */
-  wallTimeMs: number;
-  attemptTimeMs: number;
-  perTask: TaskResult[];
-  startedAt: string;
-  finishedAt: string;
-}
 
 function mean(values: number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
@@ -162,17 +120,17 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
   let skipped = 0;
   let next = 0;
 
-  await input.ports.records.put({
-    pk: evalPartition(input.runId),
-    sk: 'RUN',
-    kind: 'eval-run',
-    runId: input.runId,
-    mode: input.mode,
-    model: input.model.id,
-    attemptsPerTask: input.attempts,
-    taskIds: input.tasks.map((t) => t.task.id),
-    updatedAt: startedAt.toISOString(),
-  });
+  await input.ports.records.put(
+    evalRunRecord.encode({
+      kind: 'eval-run',
+      runId: input.runId,
+      mode: input.mode,
+      model: input.model.id,
+      attemptsPerTask: input.attempts,
+      taskIds: input.tasks.map((t) => t.task.id),
+      updatedAt: startedAt.toISOString(),
+    }),
+  );
 
   const worker = async () => {
     for (;;) {
@@ -224,11 +182,6 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
     startedAt,
     finishedAt: now(),
   });
-  await input.ports.records.put({
-    pk: evalPartition(input.runId),
-    sk: `RESULTS#${input.mode}`,
-    kind: 'eval-results',
-    ...results,
-  });
+  await input.ports.records.put(evalResultsRecord.encode({ kind: 'eval-results', ...results }));
   return results;
 }

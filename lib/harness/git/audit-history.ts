@@ -103,7 +103,7 @@ export async function auditHistory(input: {
   for (const rel of FORBIDDEN_PATHS) {
     if (await exists(join(gitDir, rel))) problems.push(`${rel} must not exist`);
   }
-  const hooks = await readdir(join(gitDir, 'hooks')).catch(() => [] as string[]);
+  const hooks = await readdir(join(gitDir, 'hooks')).catch((): string[] => []);
   if (hooks.length > 0) problems.push(`hooks present: ${hooks.join(', ')}`);
 
   const config = await git(['config', '--file', join(gitDir, 'config'), '--list', '--name-only'], { allowFailure: true });

@@ -156,7 +156,7 @@ export async function moveDir(from: string, to: string): Promise<void> {
   try {
     await rename(from, to);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    if (!(error instanceof Error && 'code' in error && error.code === 'EXDEV')) throw error;
     await cp(from, to, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true, errorOnExist: true });
     await rm(from, { recursive: true, force: true });
   }

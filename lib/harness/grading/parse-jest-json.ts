@@ -34,7 +34,7 @@ const STATUS: Record<string, TestOutcome> = {
 
 /** True for a parsed value shaped like a vitest/jest JSON report. */
 export function isJestJson(value: unknown): value is { testResults: unknown[] } {
-  return value !== null && typeof value === 'object' && Array.isArray((value as { testResults?: unknown }).testResults);
+  return value !== null && typeof value === 'object' && 'testResults' in value && Array.isArray(value.testResults);
 }
 
 /**

@@ -20,6 +20,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { isProcessAlive } from '../../shared/process-liveness.ts';
 import { removeCgroupDirs } from './attempt-cgroup.ts';
 import { unmount } from './workspace-layers.ts';
 
@@ -72,14 +73,7 @@ export async function sweepAttempts(attemptsDir: string): Promise<string[]> {
   for (const id of entries) {
     const dir = join(attemptsDir, id);
     const owner = Number((await readFile(attemptPaths(dir).owner, 'utf8').catch(() => '')).trim());
-    let alive = false;
-    try {
-      if (owner > 0) process.kill(owner, 0);
-      alive = owner > 0;
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-    if (alive) continue;
+    if (isProcessAlive(owner)) continue;
     await removeAttempt(dir);
     removed.push(id);
   }

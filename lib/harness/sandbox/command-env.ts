@@ -9,7 +9,8 @@
  *   networkAllowList: ['*.pypi.org'], environment });
  * // { PATH: '/venv/bin:/usr/bin', HOME: '/tmp/home', HTTPS_PROXY: 'http://127.0.0.1:40123', NO_PROXY: 'localhost,127.0.0.1,::1', … }
  */
-import type { HarnessMode, SandboxEnvironment } from './sandbox.ts';
+import type { SandboxEnvironment } from './sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 
 export function commandVariables(input: {
   pathDirs: string[];

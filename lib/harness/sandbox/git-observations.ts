@@ -20,7 +20,8 @@
  * is not history needed), `git rev-parse HEAD`/`--show-toplevel`, `git add`, `git commit`, `git stash` of the agent's
  * own changes, `git branch` (listing), `git config`, `git ls-files`.
  */
-import type { HarnessMode, SandboxObservation } from './sandbox.ts';
+import type { SandboxObservation } from './sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 
 /** Subcommands whose use is history needed whatever their arguments. */
 const ALWAYS_HISTORY = new Set([

@@ -11,7 +11,8 @@
 import { open, realpath, constants as fsConstants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseGitLog } from './git-observations.ts';
-import type { HarnessMode, SandboxObservation } from './sandbox.ts';
+import type { SandboxObservation } from './sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 
 export class GitShimLog {
   private readonly mode: HarnessMode;

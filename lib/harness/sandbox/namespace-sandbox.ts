@@ -33,4 +33,4 @@ export { DEFAULT_LIMITS } from './attempt-limits.ts';
 export { NamespaceSandboxProvider, cachedEnvironmentResolver } from './namespace-provider.ts';
 export { NamespaceSandboxSession } from './namespace-session.ts';
 export type { NamespaceSandboxOptions } from './namespace-types.ts';
-export { SANDBOX_EXEC_ERROR, SandboxSetupError } from './sandbox-errors.ts';
+export { SandboxErrorNames, SandboxExecError, SandboxSetupError } from './sandbox-errors.ts';

@@ -15,7 +15,6 @@
 import { type ChildProcess } from 'node:child_process';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FlywheelError } from '../../errors.ts';
 import { auditHistory } from '../git/audit-history.ts';
 import { attemptPaths, recordCgroups, removeAttempt } from './attempt-dir.ts';
 import { AttemptCgroup } from './attempt-cgroup.ts';
@@ -32,15 +31,15 @@ import { hiddenPaths, outsideReads } from './outside-reads.ts';
 import { commandCwd, runCommand } from './run-command.ts';
 import type {
   ExecResult,
-  HarnessMode,
   HistoryReaudit,
   SandboxEnvironment,
   SandboxObservation,
   SandboxSession,
   SandboxSpec,
 } from './sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 import type { CommandPlan } from './sandbox-command.ts';
-import { SandboxSetupError } from './sandbox-errors.ts';
+import { SandboxClosedError, SandboxSetupError } from './sandbox-errors.ts';
 import type { StagedSources } from './stage-sources.ts';
 import { StrictNetwork } from './strict-network.ts';
 import { ANY_HOST } from './allow-list.ts';
@@ -257,11 +256,11 @@ export class NamespaceSandboxSession implements SandboxSession {
     options: { cwd?: string; timeoutMs?: number; stdin?: string },
     internal: boolean,
   ): Promise<ExecResult> {
-    if (this.closing) throw new FlywheelError('SandboxClosed', 'the sandbox is closed');
+    if (this.closing) throw new SandboxClosedError('the sandbox is closed');
     const plan = this.plan;
     const cgroup = this.cgroup;
     const disk = this.disk;
-    if (!plan || !cgroup || !disk) throw new FlywheelError('SandboxClosed', 'the sandbox is not started');
+    if (!plan || !cgroup || !disk) throw new SandboxClosedError('the sandbox is not started');
     const cwd = commandCwd(this.workdir, options.cwd);
     if (!internal) {
       const hidden = hiddenPaths(this.provider.root, this.provider.options.hide, this.layers?.sourceDir);

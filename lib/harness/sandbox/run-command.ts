@@ -12,12 +12,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { FlywheelError } from '../../errors.ts';
+import { ValidationError } from '../../errors.ts';
 import type { AttemptCgroup, CgroupCounters } from './attempt-cgroup.ts';
 import { diskFull, type AttemptDisk } from './attempt-disk.ts';
 import type { ExecResult, SandboxLimits } from './sandbox.ts';
 import { LAUNCH_FAILURE_PREFIX, sandboxCommand, type CommandPlan } from './sandbox-command.ts';
-import { SANDBOX_EXEC_ERROR } from './sandbox-errors.ts';
+import { SandboxExecError } from './sandbox-errors.ts';
 
 const NO_SPACE = /No space left on device|ENOSPC|Disk quota exceeded/;
 /** How often a running command's process counter is read (a fork bomb is killed at the next read). */
@@ -34,7 +34,7 @@ function signalName(n: number): string | null {
 export function commandCwd(workdir: string, cwd: string | undefined): string {
   const abs = resolve(workdir, cwd ?? '.');
   const rel = relative(workdir, abs);
-  if (rel.startsWith('..') || isAbsolute(rel)) throw new FlywheelError('ValidationError', `cwd ${abs} is outside the workspace`);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new ValidationError(`cwd ${abs} is outside the workspace`);
   return abs;
 }
 
@@ -108,7 +108,7 @@ export async function runCommand(
   const stdout = Buffer.concat(out).toString('utf8');
   const stderr = Buffer.concat(err).toString('utf8');
   if (code === 125 && stderr.includes(LAUNCH_FAILURE_PREFIX)) {
-    throw new FlywheelError(SANDBOX_EXEC_ERROR, `the sandbox could not start the command: ${stderr.trim().slice(0, 300)}`);
+    throw new SandboxExecError(`the sandbox could not start the command: ${stderr.trim().slice(0, 300)}`);
   }
 
   // bubblewrap reports a command killed by a signal as 128 + n.

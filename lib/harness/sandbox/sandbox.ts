@@ -6,8 +6,8 @@
  * pass the conformance suite in `test/harness/conformance/`. The one provider so far is `NamespaceSandboxProvider`
  * (`./namespace-sandbox.ts`): bubblewrap, cgroups, overlayfs and util-linux's nsenter/setpriv, needs root.
  */
-
-export type HarnessMode = 'strict' | 'lenient';
+import { z } from 'zod';
+import type { HarnessMode } from '../task/harness-mode.ts';
 
 export interface SandboxLimits {
   /** Wall clock for one command, in milliseconds; the whole process tree is killed when it runs out. */
@@ -92,38 +92,36 @@ export interface ExecResult {
   durationMs: number;
 }
 
-/** Something the sandbox blocked or observed, kept as an integrity flag on the attempt. */
-export interface SandboxObservation {
-  kind:
-    | 'network.blocked'
-    | 'network.allowed'
-    | 'git.history-needed'
-    | 'read.outside-workspace';
-  at: string;
-  detail: Record<string, unknown>;
-}
+/** Something the sandbox blocked or observed, kept as an integrity flag on the attempt (its record stores it). */
+export const SandboxObservationSchema = z.object({
+  kind: z.enum(['network.blocked', 'network.allowed', 'git.history-needed', 'read.outside-workspace']),
+  at: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+});
+export type SandboxObservation = z.infer<typeof SandboxObservationSchema>;
 
 /**
  * The strict workspace re-audited after the agent finished, before the copy is removed: did anything the agent could
  * reach bring history back? An object the base tree does not hold is fine when the agent made it (a `git commit`,
  * a `git add`); a commit or tag object that the task's real history holds is not (the agent could only have it from
  * the history: its author, date and parents cannot be guessed). Blobs and trees that equal later content are counted
- * apart (a correct fix can equal the later commit's file byte for byte).
+ * apart (a correct fix can equal the later commit's file byte for byte). The attempt record stores it.
  */
-export interface HistoryReaudit {
-  ok: boolean;
+export const HistoryReauditSchema = z.object({
+  ok: z.boolean(),
   /** Objects the workspace can read that are outside the base tree (agent-made or otherwise). */
-  newObjects: number;
+  newObjects: z.number(),
   /** Commit and tag objects of the source's history that are not the base tree's: history recovered. */
-  recoveredHistory: string[];
+  recoveredHistory: z.array(z.string()),
   /** Blobs and trees outside the base tree that the source's history also holds (may be an identical fix). */
-  matchingLaterContent: number;
+  matchingLaterContent: z.number(),
   /** What is wrong, in words (also when the workspace repository could not be read). */
-  problems: string[];
+  problems: z.array(z.string()),
   /** How new objects were found: the overlay's upper layer (fast), or every object listed inside the sandbox. */
-  method: 'upper-layer' | 'full-listing';
-  durationMs: number;
-}
+  method: z.enum(['upper-layer', 'full-listing']),
+  durationMs: z.number(),
+});
+export type HistoryReaudit = z.infer<typeof HistoryReauditSchema>;
 
 export interface SandboxSession {
   /** Absolute path of the workspace copy (what the agent edits). */

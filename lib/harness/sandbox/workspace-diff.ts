@@ -7,8 +7,8 @@
  * @example
  * const patch = await workspaceDiff({ tree: layers.tree, realGitInside: base.realGitInside, runInternal, timeoutMs: 120_000 });
  */
-import { FlywheelError } from '../../errors.ts';
 import type { ExecResult } from './sandbox.ts';
+import { SandboxClosedError, SandboxDiffError } from './sandbox-errors.ts';
 
 export async function workspaceDiff(input: {
   /** The base tree (undefined before the workspace exists). */
@@ -20,7 +20,7 @@ export async function workspaceDiff(input: {
   timeoutMs: number;
 }): Promise<string> {
   const { tree, realGitInside: realGit } = input;
-  if (!tree || !realGit) throw new FlywheelError('SandboxClosed', 'the sandbox has no workspace');
+  if (!tree || !realGit) throw new SandboxClosedError('the sandbox has no workspace');
   const script = [
     'export GIT_INDEX_FILE=/tmp/.flywheel/diff-index GIT_CONFIG_GLOBAL=/dev/null',
     'mkdir -p /tmp/.flywheel && rm -f "$GIT_INDEX_FILE"',
@@ -28,6 +28,6 @@ export async function workspaceDiff(input: {
     'code=$?; rm -f "$GIT_INDEX_FILE"; exit $code',
   ].join('\n');
   const r = await input.runInternal(script, input.timeoutMs);
-  if (r.exitCode !== 0) throw new FlywheelError('SandboxDiffError', `git diff failed: ${r.stderr.trim()}`);
+  if (r.exitCode !== 0) throw new SandboxDiffError(`git diff failed: ${r.stderr.trim()}`);
   return r.stdout;
 }

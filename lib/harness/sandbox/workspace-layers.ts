@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { git } from '../git/run-git.ts';
 import { buildStrippedRepoFromTree, commitSyntheticRoot, resolveBase, STRIPPED_CONFIG, SYNTHETIC_BRANCH } from '../git/strip-history.ts';
-import type { HarnessMode } from './sandbox.ts';
+import type { HarnessMode } from '../task/harness-mode.ts';
 
 const run = promisify(execFile);
 

@@ -9,7 +9,7 @@ import { parseTask, type Task } from './task-schema.ts';
 const TestList = z.union([z.array(z.string()), z.string().transform((s, ctx) => {
   try {
     const v = JSON.parse(s) as unknown;
-    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+    if (Array.isArray(v) && v.every((x): x is string => typeof x === 'string')) return v;
   } catch {
     /* reported below */
   }

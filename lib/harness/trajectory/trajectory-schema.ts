@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
+import { HarnessModeSchema } from '../task/harness-mode.ts';
 
 /**
  * Flywheel trajectory, schema version 1: JSON Lines, one `header` line, then one line per step or event in the
@@ -50,7 +51,7 @@ export const HeaderLineSchema = z.object({
   attemptId: z.string(),
   taskId: z.string().optional(),
   suite: z.string().optional(),
-  mode: z.enum(['strict', 'lenient']).optional(),
+  mode: HarnessModeSchema.optional(),
   agent: z.object({ name: z.string(), version: z.string() }),
   model: z.object({ id: z.string(), name: z.string().optional() }),
   policy: PolicySchema.optional(),

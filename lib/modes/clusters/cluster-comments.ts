@@ -6,11 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { toFieldIssues } from '../../api/issues.ts';
+import { toFieldIssues } from '../../shared/field-issues.ts';
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { forEachLimited } from '../../feedback/for-each-limited.ts';
-import { modeKeys, pad10 } from '../record-keys.ts';
+import { forEachLimited } from '../../shared/for-each-limited.ts';
+import { clusterRecord, embeddingRecord } from '../record-codecs.ts';
+import { modeKeys } from '../record-keys.ts';
 import { readLabel } from '../write-label.ts';
 import { decodeVector } from './embed-signal.ts';
 
@@ -70,19 +71,19 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
     let cursor: string | undefined;
     do {
       const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.embeddingDay(new Date(d).toISOString().slice(0, 10)), limit: 1000, ...(cursor ? { cursor } : {}) });
-      for (const i of page.items) {
-        const at = String(i.receivedAt);
-        if (at < since.toISOString() || at > until.toISOString()) continue;
-        if (q.data.model !== undefined && i.model !== q.data.model) continue;
+      for (const item of page.items) {
+        const e = embeddingRecord.decode(item);
+        if (e.receivedAt < since.toISOString() || e.receivedAt > until.toISOString()) continue;
+        if (q.data.model !== undefined && e.model !== q.data.model) continue;
         points.push({
-          signalKey: String(i.signalKey),
-          model: String(i.model),
-          receivedAt: at,
-          text: String(i.text ?? ''),
-          modes: (i.modes as string[]) ?? [],
-          labelSource: String(i.labelSource),
-          confidence: Number(i.confidence ?? 0),
-          v: normalise(decodeVector(String(i.vector))),
+          signalKey: e.signalKey,
+          model: e.model,
+          receivedAt: e.receivedAt,
+          text: e.text,
+          modes: e.modes,
+          labelSource: e.labelSource,
+          confidence: e.confidence,
+          v: normalise(decodeVector(e.vector)),
         });
       }
       cursor = page.cursor;
@@ -140,6 +141,7 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
       const explainedShare = ms.filter(explained).length / ms.length;
       const last7 = ms.filter((m) => m.receivedAt >= recentFrom).length;
       const prior7 = ms.filter((m) => m.receivedAt >= priorFrom && m.receivedAt < recentFrom).length;
+      const direction: 'up' | 'down' | 'flat' = last7 > prior7 ? 'up' : last7 < prior7 ? 'down' : 'flat';
       const byDay: Record<string, number> = {};
       for (const m of ms) byDay[m.receivedAt.slice(0, 10)] = (byDay[m.receivedAt.slice(0, 10)] ?? 0) + 1;
       const examples = [...ms]
@@ -151,7 +153,7 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
         count: ms.length,
         firstSeen: ms[0]!.receivedAt,
         lastSeen: ms[ms.length - 1]!.receivedAt,
-        trend: { last7Days: last7, previous7Days: prior7, direction: last7 > prior7 ? 'up' : last7 < prior7 ? 'down' : 'flat' },
+        trend: { last7Days: last7, previous7Days: prior7, direction },
         byDay,
         modes: modeCounts,
         explainedShare: Math.round(explainedShare * 100) / 100,
@@ -166,9 +168,7 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
     .sort((a, b) => Number(b.candidateMode) - Number(a.candidateMode) || b.count - a.count);
   // Kept so eval drafts and people can refer to a cluster by id later.
   const computedAt = ports.now().toISOString();
-  await ports.records.putMany(
-    clusters.map((c) => ({ ...modeKeys.cluster(c.id), gsi1pk: modeKeys.clusters, gsi1sk: `${pad10(c.count)}#${c.id}`, ...c, signalKeys: c.signalKeys.slice(0, 500), computedAt })),
-  );
+  await ports.records.putMany(clusters.map((c) => clusterRecord.encode({ ...c, signalKeys: c.signalKeys.slice(0, 500), computedAt })));
   return {
     window: { since: since.toISOString(), until: until.toISOString() },
     threshold: q.data.threshold,

@@ -4,9 +4,10 @@
  */
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
+import { embeddingRecord } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
 import type { Signal } from '../signal.ts';
-import type { ModeLabel } from '../write-label.ts';
+import type { ModeLabel } from '../mode-label.ts';
 
 /** Characters of a text sent to the embedding model. */
 export const EMBED_MAX_CHARS = 4000;
@@ -18,20 +19,19 @@ export async function embedSignal(deps: { ports: Pick<Ports, 'records'>; embedde
   const { vectors, model } = await deps.embedder.embed([signal.text.slice(0, EMBED_MAX_CHARS)]);
   const vector = vectors[0];
   if (!vector || vector.length === 0) return false;
-  await deps.ports.records.put({
-    ...key,
-    gsi1pk: modeKeys.embeddingDay(signal.day),
-    gsi1sk: `${signal.receivedAt}#${signal.key}`,
-    signalKey: signal.key,
-    model: signal.model,
-    receivedAt: signal.receivedAt,
-    embeddingModel: model,
-    vector: Buffer.from(Float32Array.from(vector).buffer).toString('base64'),
-    text: signal.text.slice(0, 600),
-    modes: label.modes.map((m) => m.mode),
-    labelSource: label.source,
-    confidence: label.confidence,
-  });
+  await deps.ports.records.put(
+    embeddingRecord.encode({
+      signalKey: signal.key,
+      model: signal.model,
+      receivedAt: signal.receivedAt,
+      embeddingModel: model,
+      vector: Buffer.from(Float32Array.from(vector).buffer).toString('base64'),
+      text: signal.text.slice(0, 600),
+      modes: label.modes.map((m) => m.mode),
+      labelSource: label.source,
+      confidence: label.confidence,
+    }),
+  );
   return true;
 }
 

@@ -8,7 +8,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { TransientError } from '../../errors.ts';
-import { forEachLimited } from '../../feedback/for-each-limited.ts';
+import { forEachLimited } from '../../shared/for-each-limited.ts';
 import { classifySignal, type ChainDeps } from '../classify-signal.ts';
 import { embedSignal } from '../clusters/embed-signal.ts';
 import type { ModelsPort } from '../../ports/models.ts';

@@ -7,13 +7,15 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { toFieldIssues } from '../../api/issues.ts';
+import { toFieldIssues } from '../../shared/field-issues.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { parseTask, RepoSourceSchema, type Task } from '../../harness/task/task-schema.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { registryKeys } from '../../registry/record-keys.ts';
+import { findSuite } from '../../registry/get-suite.ts';
+import { taskRecord } from '../../registry/record-codecs.ts';
 import { registerSuite } from '../../registry/register-suite.ts';
+import { clusterRecord, evalDraftRecord, modeCaseRecord, type StoredEvalDraft } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
 import { loadSignalByKey, type Signal } from '../signal.ts';
 import { readLabel } from '../write-label.ts';
@@ -62,9 +64,10 @@ async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof Dra
   let keys: string[];
   const clusterIds: string[] = [];
   if (req.fromCluster) {
-    const c = await ports.records.get(modeKeys.cluster(req.fromCluster).pk, 'CLUSTER');
+    const key = modeKeys.cluster(req.fromCluster);
+    const c = clusterRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
     if (!c) throw new NotFoundError(`No cluster ${req.fromCluster} (run GET /v1/clusters first)`);
-    keys = (c.signalKeys as string[]) ?? [];
+    keys = c.signalKeys;
     clusterIds.push(req.fromCluster);
   } else keys = [`report:${req.fromReport}`];
   const signals: Signal[] = [];
@@ -117,9 +120,9 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
   const createdAt = ports.now().toISOString();
   const id = `draft-${createHash('sha256').update(`${signals.map((s) => s.key).join(',')}|${createdAt}`).digest('hex').slice(0, 12)}`;
   const repoCtx = signals.map((s) => s.context).find((c) => typeof c?.repo === 'string' && typeof c?.commit === 'string');
-  const draft = {
+  const draft: StoredEvalDraft = {
     id,
-    status: 'pending' as const,
+    status: 'pending',
     createdAt,
     drafter: model.id,
     ...drafted,
@@ -131,14 +134,14 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
     },
     ...(repoCtx ? { repo: { kind: 'git', url: String(repoCtx.repo), commit: String(repoCtx.commit) } } : {}),
   };
-  await ports.records.put({ ...modeKeys.draft(id), gsi1pk: modeKeys.drafts('pending'), gsi1sk: `${createdAt}#${id}`, ...draft });
+  await ports.records.put(evalDraftRecord.encode(draft));
   return draft;
 }
 
 export async function listEvalDrafts(ports: Pick<Ports, 'records'>, query: Record<string, string | undefined>) {
   const status = query.status === 'approved' ? 'approved' : 'pending';
   const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.drafts(status), descending: true, limit: 100 });
-  return { items: page.items.map(({ pk: _a, sk: _b, gsi1pk: _c, gsi1sk: _d, ...rest }) => rest) };
+  return { items: page.items.map((item) => evalDraftRecord.decode(item)) };
 }
 
 /**
@@ -150,14 +153,14 @@ export async function listEvalDrafts(ports: Pick<Ports, 'records'>, query: Recor
 export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id: string, input: unknown): Promise<{ task: Task; suiteVersion: number }> {
   const r = ApproveRequest.safeParse(input ?? {});
   if (!r.success) throw new ValidationError('Invalid approval', toFieldIssues(r.error.issues));
-  const item = await ports.records.get(modeKeys.draft(id).pk, 'DRAFT');
+  const key = modeKeys.draft(id);
+  const item = evalDraftRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
   if (!item) throw new NotFoundError(`No eval draft ${id}`);
-  if (item.status !== 'pending') throw new ConflictError(`Eval draft ${id} is already ${String(item.status)}`);
+  if (item.status !== 'pending') throw new ConflictError(`Eval draft ${id} is already ${item.status}`);
   const repo = r.data.repo ?? item.repo;
   if (!repo) throw new ValidationError('The draft names no repository: give one in `repo`', [{ path: 'repo', message: 'required' }]);
   const approvedAt = ports.now().toISOString();
-  const lineage = item.lineage as { eventIds: string[]; reportIds: string[]; clusterIds: string[]; modes: string[] };
-  const checks = (item.checks as string[]) ?? [];
+  const { lineage, checks } = item;
   const taskId = `fm-${id.slice('draft-'.length)}`;
   const task = parseTask(
     {
@@ -176,22 +179,24 @@ export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id
     },
     `eval draft ${id}`,
   );
-  await ports.records.put({ ...registryKeys.task(r.data.suite, taskId), kind: 'task', task });
-  const suiteItem = await ports.records.get(registryKeys.suite(r.data.suite).pk, 'SUITE');
-  const taskIds = [...new Set([...((suiteItem?.taskIds as string[] | undefined) ?? []), taskId])];
-  const version = Number(suiteItem?.version ?? 0) + 1;
+  await ports.records.put(taskRecord.encode({ suite: r.data.suite, taskId, kind: 'task', task }));
+  const suite = await findSuite(ports.records, r.data.suite);
+  const taskIds = [...new Set([...(suite?.taskIds ?? []), taskId])];
+  const version = (suite?.version ?? 0) + 1;
   await registerSuite(ports, {
     id: r.data.suite,
     version,
     visibility: 'private',
-    owner: String(suiteItem?.owner ?? 'failure-modes'),
+    owner: suite?.owner ?? 'failure-modes',
     description: 'Held-out cases drafted from failure-mode reports and clusters, approved by people.',
     tasks: { kind: 'records' },
     taskIds,
   });
   for (const mode of lineage.modes) {
-    await ports.records.put({ ...modeKeys.modeCase(mode, approvedAt, taskId), taskId, suite: r.data.suite, draftId: id, approvedBy: r.data.approver, approvedAt, lineage });
+    await ports.records.put(modeCaseRecord.encode({ mode, taskId, suite: r.data.suite, draftId: id, approvedBy: r.data.approver, approvedAt, lineage }));
   }
-  await ports.records.put({ ...item, gsi1pk: modeKeys.drafts('approved'), gsi1sk: `${approvedAt}#${id}`, status: 'approved', approvedBy: r.data.approver, approvedAt, taskId, suite: r.data.suite, suiteVersion: version });
+  await ports.records.put(
+    evalDraftRecord.encode({ ...item, status: 'approved', approvedBy: r.data.approver, approvedAt, taskId, suite: r.data.suite, suiteVersion: version }),
+  );
   return { task, suiteVersion: version };
 }

@@ -3,6 +3,7 @@ import type { Ports } from '../../ports/ports.ts';
 import { ValidationError } from '../../errors.ts';
 import { repoIssue, taskSourcesFromEnv } from '../../registry/task-sources.ts';
 import { approveEvalDraft, ApproveRequest, draftEvalCase, listEvalDrafts } from '../evals/eval-drafts.ts';
+import { draftApprovalView } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
 import { JUDGE_MODEL_ENV, ModelNotConfiguredError, modesModelsFromEnv } from '../modes-models.ts';
 
@@ -38,7 +39,8 @@ export function makeApproveEvalDraftHandler(ports: Ports): HttpApiHandler {
       const id = event.pathParameters?.id ?? '';
       const body = ApproveRequest.safeParse(event.jsonBody ?? {});
       if (body.success) {
-        const draft = await ports.records.get(modeKeys.draft(id).pk, 'DRAFT');
+        const key = modeKeys.draft(id);
+        const draft = draftApprovalView.decodeIfPresent(await ports.records.get(key.pk, key.sk));
         const repo = body.data.repo ?? draft?.repo;
         // A missing or already decided draft is the use case's answer (404, 409); a pending one's repository is checked.
         const issue = draft?.status === 'pending' && repo !== undefined ? repoIssue(repo, body.data.suite, sources) : undefined;

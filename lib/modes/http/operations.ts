@@ -1,6 +1,6 @@
 /** OpenAPI descriptions of the failure-mode routes (merged into `OPERATIONS` of `lib/api/openapi.ts`). */
 import { z } from 'zod';
-import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../registry/http/operations.ts';
+import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../api/operation-docs.ts';
 import { ClustersQuery } from '../clusters/cluster-comments.ts';
 import { HumanLabelInput } from '../label-signal.ts';
 import { ModeExamplesQuery } from '../list-mode-examples.ts';

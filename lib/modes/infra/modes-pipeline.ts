@@ -1,15 +1,16 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { QueueAlarms } from '../../constructs/queue-alarms.ts';
+import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { MODES_EVENT_TYPES } from '../consumers/classify-stored.ts';
@@ -32,9 +33,10 @@ const CLASSIFY_TIMEOUT_SECONDS = 120;
 
 /**
  * The failure-mode consumer on AWS: a rule on the Flywheel bus sends `feedback.stored` and `report.stored` to an SQS
- * queue (with a dead-letter queue after the stage's receive count), which feeds the `modes/classify` function with
- * partial batch failures. The queue buffers bursts and a judge endpoint that is down, so no signal is lost. Alarms
- * (`QueueAlarms`): the age of the oldest message in either queue and the dead-letter depth.
+ * queue (with a dead-letter queue after the stage's receive count: `addQueueWithDeadLetter`), which feeds the
+ * `modes/classify` function with partial batch failures. The queue buffers bursts and a judge endpoint that is
+ * down, so no signal is lost. Alarms (`QueueAlarms`): the age of the oldest message in either queue and the
+ * dead-letter depth.
  */
 export class ModesPipeline extends Construct {
   readonly queue: sqs.Queue;
@@ -47,22 +49,14 @@ export class ModesPipeline extends Construct {
   constructor(scope: Construct, id: string, props: ModesPipelineProps) {
     super(scope, id);
     const { settings } = props;
-    const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(settings.deadLetterRetentionDays),
-      removalPolicy,
-    });
-    this.queue = new sqs.Queue(this, 'Queue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
+    const queues = addQueueWithDeadLetter(this, {
+      settings,
       // ≥ 6 × the consumer's timeout.
       visibilityTimeout: Duration.seconds(6 * CLASSIFY_TIMEOUT_SECONDS),
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
-      removalPolicy,
     });
+    this.queue = queues.queue;
+    this.deadLetterQueue = queues.deadLetterQueue;
     this.rule = new events.Rule(this, 'OnStored', {
       description: 'Every stored feedback event and report goes to the failure-mode classifier',
       eventBus: props.bus,

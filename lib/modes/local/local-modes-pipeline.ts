@@ -10,12 +10,12 @@ import { EVENT_SOURCE } from '../../ports/events.ts';
 import type { LocalPorts } from '../../drivers/local/local-ports.ts';
 import { openDatabase } from '../../drivers/local/sqlite-database.ts';
 import { SqliteQueue } from '../../drivers/local/sqlite-queue.ts';
-import { createQueueConsumer } from '../../local/queue-consumer.ts';
+import { createQueueConsumer } from '../../drivers/local/queue-consumer.ts';
 import { makeClassifyStoredHandler, MODES_EVENT_TYPES } from '../consumers/classify-stored.ts';
 import { storedClassifier } from '../current-classifier.ts';
 import { modesModelsFromEnv, type ModesModels } from '../modes-models.ts';
-
-const CURSOR = { pk: 'MODESLOCAL', sk: 'EVENTCURSOR' } as const;
+import { localEventCursorRecord } from '../record-codecs.ts';
+import { modeKeys } from '../record-keys.ts';
 
 export interface LocalModesPipeline {
   stop(): Promise<void>;
@@ -53,8 +53,8 @@ export function startLocalModesPipeline(
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> = Promise.resolve();
   const tick = async () => {
-    const cursor = await ports.records.get(CURSOR.pk, CURSOR.sk);
-    let seq = Number(cursor?.seq ?? 0);
+    const { pk, sk } = modeKeys.localEventCursor;
+    let seq = localEventCursorRecord.decodeIfPresent(await ports.records.get(pk, sk))?.seq ?? 0;
     for (;;) {
       const batch = ports.events.after(seq, { types: MODES_EVENT_TYPES, limit: 100 });
       if (batch.length === 0) break;
@@ -66,7 +66,7 @@ export function startLocalModesPipeline(
         );
       }
       seq = batch[batch.length - 1]!.seq;
-      await ports.records.put({ ...CURSOR, seq });
+      await ports.records.put(localEventCursorRecord.encode({ seq }));
     }
   };
   const loop = () => {

@@ -2,20 +2,15 @@
  * Taxonomy versions in the records port: one immutable item per version, all in one partition so the newest is a
  * single descending query.
  *
- * Keys: pk `TAXONOMY`, sk `VERSION#<version, 10 digits>` (zero-padded so string order is numeric order).
+ * Keys (`../record-keys.ts`): pk `TAXONOMY`, sk `VERSION#<version, 10 digits>` (zero-padded: string order is numeric).
  * Writes are conditional (`absent`), so two concurrent revisions of the same parent cannot both become version n+1:
  * the loser gets a `Flywheel.ConflictError` and can reload and retry.
  */
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { RecordsPort } from '../../ports/records.ts';
+import { taxonomyRecord } from '../record-codecs.ts';
+import { TAXONOMY_PK, TAXONOMY_VERSION_PREFIX, taxonomySortKey } from '../record-keys.ts';
 import { defaultTaxonomy, parseTaxonomy, reviseTaxonomy, type Taxonomy, type TaxonomyChanges } from './taxonomy.ts';
-
-export const TAXONOMY_PK = 'TAXONOMY';
-
-/** The sort key of one version. */
-export function taxonomySortKey(version: number): string {
-  return `VERSION#${String(version).padStart(10, '0')}`;
-}
 
 /** A second writer already stored this version. */
 export class TaxonomyConflictError extends ConflictError {
@@ -30,13 +25,12 @@ export class TaxonomyConflictError extends ConflictError {
  */
 export async function saveTaxonomy(records: RecordsPort, taxonomy: Taxonomy): Promise<void> {
   const t = parseTaxonomy(taxonomy);
-  const { written } = await records.put(
-    { pk: TAXONOMY_PK, sk: taxonomySortKey(t.version), version: t.version, taxonomy: t, createdAt: t.createdAt },
-    { condition: { kind: 'absent' } },
-  );
+  const { written } = await records.put(taxonomyRecord.encode({ version: t.version, taxonomy: t, createdAt: t.createdAt }), {
+    condition: { kind: 'absent' },
+  });
   if (written) return;
-  const existing = await records.get(TAXONOMY_PK, taxonomySortKey(t.version));
-  if (existing && JSON.stringify(parseTaxonomy(existing.taxonomy)) === JSON.stringify(t)) return;
+  const existing = taxonomyRecord.decodeIfPresent(await records.get(TAXONOMY_PK, taxonomySortKey(t.version)));
+  if (existing && JSON.stringify(existing.taxonomy) === JSON.stringify(t)) return;
   throw new TaxonomyConflictError(t.version);
 }
 
@@ -47,23 +41,26 @@ export async function saveTaxonomy(records: RecordsPort, taxonomy: Taxonomy): Pr
  */
 export async function loadTaxonomy(records: RecordsPort, version?: number): Promise<Taxonomy> {
   if (version !== undefined) {
-    const item = await records.get(TAXONOMY_PK, taxonomySortKey(version));
-    if (!item) {
+    const stored = taxonomyRecord.decodeIfPresent(await records.get(TAXONOMY_PK, taxonomySortKey(version)));
+    if (!stored) {
       if (version === 1) return defaultTaxonomy();
       throw new NotFoundError(`no taxonomy version ${version}`);
     }
-    return parseTaxonomy(item.taxonomy);
+    return stored.taxonomy;
   }
-  const page = await records.query({ partition: TAXONOMY_PK, sort: { beginsWith: 'VERSION#' }, descending: true, limit: 1 });
-  const newest = page.items[0];
-  return newest ? parseTaxonomy(newest.taxonomy) : defaultTaxonomy();
+  return (await newestStored(records)) ?? defaultTaxonomy();
+}
+
+/** The newest stored version, if any. */
+async function newestStored(records: RecordsPort): Promise<Taxonomy | undefined> {
+  const page = await records.query({ partition: TAXONOMY_PK, sort: { beginsWith: TAXONOMY_VERSION_PREFIX }, descending: true, limit: 1 });
+  return taxonomyRecord.decodeIfPresent(page.items[0])?.taxonomy;
 }
 
 /** Stores the seed as version 1 when nothing is stored yet; returns the newest version. */
 export async function ensureTaxonomy(records: RecordsPort): Promise<Taxonomy> {
-  const page = await records.query({ partition: TAXONOMY_PK, sort: { beginsWith: 'VERSION#' }, descending: true, limit: 1 });
-  const newest = page.items[0];
-  if (newest) return parseTaxonomy(newest.taxonomy);
+  const newest = await newestStored(records);
+  if (newest) return newest;
   const seed = defaultTaxonomy();
   await saveTaxonomy(records, seed);
   return seed;
@@ -76,9 +73,9 @@ export async function listTaxonomyVersions(
   const out: { version: number; parentVersion?: number; createdAt: string; note?: string; modes: string[] }[] = [];
   let cursor: string | undefined;
   do {
-    const page = await records.query({ partition: TAXONOMY_PK, sort: { beginsWith: 'VERSION#' }, ...(cursor ? { cursor } : {}) });
+    const page = await records.query({ partition: TAXONOMY_PK, sort: { beginsWith: TAXONOMY_VERSION_PREFIX }, ...(cursor ? { cursor } : {}) });
     for (const item of page.items) {
-      const t = parseTaxonomy(item.taxonomy);
+      const t = taxonomyRecord.decode(item).taxonomy;
       out.push({
         version: t.version,
         ...(t.parentVersion !== undefined ? { parentVersion: t.parentVersion } : {}),

@@ -2,9 +2,8 @@
  * OpenAPI descriptions of the registry routes, by operationId, from the schemas that validate them
  * (merged into `OPERATIONS` of `lib/api/openapi.ts`).
  */
-import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { ErrorBody } from '../../feedback/schemas.ts';
+import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../api/operation-docs.ts';
 import {
   CheckpointInput,
   CheckpointPage,
@@ -26,20 +25,7 @@ import { CHECKPOINT_BODY_LIMIT } from './post-checkpoint.ts';
 import { SUITE_BODY_LIMIT } from './post-suite.ts';
 import { RETIRE_BODY_LIMIT } from './retire-suite.ts';
 
-export type OperationDoc = Omit<RouteConfig, 'method' | 'path' | 'operationId'>;
-
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
-export const errorDoc = (description: string) => json(ErrorBody, description);
-export const READ_ERRORS: RouteConfig['responses'] = {
-  400: errorDoc('Invalid query: `issues` lists every offending field.'),
-  401: errorDoc('Missing API key (x-api-key header).'),
-  403: errorDoc('Invalid API key.'),
-  429: errorDoc('Throttled by the usage plan; retry after the Retry-After header.'),
-};
-export const bodyErrors = (limit: number): RouteConfig['responses'] => ({
-  413: errorDoc(`Body over ${limit} bytes.`),
-  415: errorDoc('Content-Type is not application/json.'),
-});
 
 export const REGISTRY_OPERATIONS: Record<string, OperationDoc> = {
   postCheckpoint: {

@@ -1,6 +1,6 @@
 /** OpenAPI descriptions of the sweep routes (merged into `OPERATIONS` of `lib/api/openapi.ts`). */
 import { z } from 'zod';
-import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../registry/http/operations.ts';
+import { bodyErrors, errorDoc, READ_ERRORS, type OperationDoc } from '../../api/operation-docs.ts';
 import { SweepIdParams, SweepReportView, SweepStarted, SweepStartInput } from '../schemas.ts';
 import { SWEEP_BODY_LIMIT } from './post-sweep.ts';
 

@@ -1,5 +1,5 @@
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
-import { ForbiddenError } from '../../api/http-errors.ts';
+import { ForbiddenError } from '../../auth/forbidden-error.ts';
 import { principalOfContext } from '../../auth/authorize-request.ts';
 import { DEFAULT_TENANT } from '../../auth/scopes.ts';
 import type { Ports } from '../../ports/ports.ts';

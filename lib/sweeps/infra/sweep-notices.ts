@@ -1,7 +1,7 @@
 import * as events from 'aws-cdk-lib/aws-events';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { noticeRule } from '../../people/infra/chat-notification.ts';
+import { noticeRule } from '../../constructs/chat-notification.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { SUITE_SATURATED } from '../check-saturation.ts';
 import { SWEEP_FINISHED } from '../notify-sweep.ts';

@@ -11,8 +11,8 @@ import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-funct
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
 import { ROLLOUT_JOB_DEFINITION_VARIABLE, SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
-import type { JobImage } from '../../compute/infra/job-image.ts';
-import { sweepStateMachineName } from '../../registry/infra/grant-sweep-executions.ts';
+import type { JobImage } from '../../constructs/job-image.ts';
+import { sweepStateMachineName } from './grant-sweep-executions.ts';
 import { nagResourceLabel } from './nag-resource-label.ts';
 
 export interface SweepStateMachineProps {
@@ -26,7 +26,7 @@ export interface SweepStateMachineProps {
   gpuJobQueueArn: string;
   rolloutJobDefinitionArn: string;
   /**
-   * The rollout image (`lib/compute/infra/job-image.ts`): plan-shards registers its clones per environment image and
+   * The rollout image (`lib/constructs/job-image.ts`): plan-shards registers its clones per environment image and
    * the state machine submits shards to them.
    */
   rollout: Pick<JobImage, 'imageDefinitionArns' | 'grantRegisterImageDefinitions'>;

@@ -5,6 +5,8 @@
  * upper bound of the jittered pauses).
  */
 
+import { ErrorNames } from '../../errors.ts';
+
 export interface RetryPolicy {
   /** Seconds before the first retry. */
   intervalSeconds: number;
@@ -52,7 +54,7 @@ export const LAMBDA_STEP_ERRORS = [
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
   'Lambda.TooManyRequestsException',
-  'Flywheel.TransientError',
+  ErrorNames.transient,
 ] as const;
 
 /** Worst-case total pause of a policy: the capped backoff values summed (what the comments above compute). */

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { SweepSettings } from '../../config/stages.ts';
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
-import type { FieldIssue } from '../../api/issues.ts';
+import type { FieldIssue } from '../../shared/field-issues.ts';
 import type { WorkflowsPort } from '../../ports/workflows.ts';
 import { startSweep, type StartSweepResult } from '../start-sweep.ts';
 import { DEFAULT_TENANT } from '../../auth/scopes.ts';

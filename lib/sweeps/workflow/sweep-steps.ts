@@ -33,9 +33,7 @@
 import type { BlobsPort } from '../../ports/blobs.ts';
 import type { EventsPort } from '../../ports/events.ts';
 import type { RecordsPort } from '../../ports/records.ts';
-
-/** Harness modes (the same strings as `HarnessMode` in `lib/harness/sandbox/sandbox.ts`). */
-export type SweepMode = 'strict' | 'lenient';
+import type { HarnessMode } from '../../harness/task/harness-mode.ts';
 
 /** What started a sweep: `flywheel sweep start`, the per-stage schedule, or a `checkpoint.registered` event. */
 export type SweepTrigger = 'manual' | 'schedule' | 'checkpoint';
@@ -63,7 +61,7 @@ export interface SweepExecutionInput {
   trigger: SweepTrigger;
   checkpoints?: string[];
   suites?: string[];
-  modes?: SweepMode[];
+  modes?: HarnessMode[];
   /** Attempts per task (the k of pass@k); absent → the registry's default. */
   attemptsPerTask?: number;
   /** ISO 8601. */
@@ -96,7 +94,7 @@ export interface ShardRef {
   shardKey: string;
   checkpoint: string;
   suite: string;
-  mode: SweepMode;
+  mode: HarnessMode;
   /** Batch array size: 2 ≤ arraySize ≤ 10,000 (Batch arrays start at 2; a child with no tasks exits 0). */
   arraySize: number;
   /**

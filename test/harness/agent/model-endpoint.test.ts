@@ -7,7 +7,7 @@ import { openAiCompatibleModel } from '../../../lib/models/openai-compatible.ts'
 import { backoffDelayMs, parseRetryAfter, DEFAULT_RETRY } from '../../../lib/models/retry.ts';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { bedrockConverseModel, toConverseMessages } from '../../../lib/models/bedrock-converse.ts';
+import { bedrockConverseModel, toConverseMessages } from '../../../lib/drivers/aws/bedrock-converse.ts';
 import { openPlainDirSandbox } from '../../support/plain-dir-sandbox.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../../support/scripted-model-server.ts';
 

@@ -8,25 +8,16 @@
  * lenient keeps the history). Call it from a *.test.ts file with a provider factory.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DENIED_SYSCALLS } from '../../../lib/harness/sandbox/seccomp-filter.ts';
-import type { ExecResult, HarnessMode, SandboxProvider, SandboxSession, SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
+import type { ExecResult, SandboxProvider, SandboxSession, SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
+import type { HarnessMode } from '../../../lib/harness/task/harness-mode.ts';
 import { ANSWER, hashTree, makeHistoryRepo, type HistoryRepo } from '../sandbox/history-repo.ts';
-
-/** Resolves once `check` returns a value (polled), or fails after `timeoutMs`: waits on a condition, not on time. */
-export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
-}
+import { waitFor } from '../../support/wait-for.ts';
 
 /** Host processes whose argv[0] is `name` (not those that only mention it, like the sandbox's own launcher). */
 export function processesNamed(name: string): number[] {
@@ -47,7 +38,7 @@ export function python(source: string): string {
 /** Runs a process named `marker` in the sandbox and hands its host pid to `inspect` while it runs. */
 export async function whileRunning<T>(session: SandboxSession, marker: string, inspect: (pid: number) => T): Promise<{ seen: T; result: ExecResult }> {
   const running = session.exec(`exec -a ${marker} sleep 60`);
-  const pid = await waitFor(() => processesNamed(marker)[0], `a sandboxed process named ${marker}`);
+  const pid = await waitFor(() => processesNamed(marker)[0], { what: `a sandboxed process named ${marker}`, timeoutMs: 30_000, everyMs: 20 });
   const seen = inspect(pid);
   process.kill(pid, 'SIGKILL');
   return { seen, result: await running };
@@ -313,7 +304,7 @@ export function describeSandboxConformance(
             const r = await s.exec(`exec -a ${mark} bash -c 'bomb() { bomb & bomb; wait; }; bomb'`);
             expect(r.limit).toBe('processes');
             expect(execFileSync('sh', ['-c', 'echo host-ok']).toString()).toBe('host-ok\n');
-            await waitFor(() => (processesWith(mark).length === 0 ? true : undefined), 'the fork bomb to be gone');
+            await waitFor(() => (processesWith(mark).length === 0 ? true : undefined), { what: 'the fork bomb to be gone', timeoutMs: 30_000, everyMs: 20 });
             // The next command starts normally: the limit is the attempt's, and the bomb's processes are gone.
             expect((await s.exec('echo fine')).stdout).toBe('fine\n');
           },
@@ -384,7 +375,7 @@ export function describeSandboxConformance(
             client.on('error', fail);
           });
         }
-        await waitFor(() => (connections === 2 ? true : undefined), 'the host connections');
+        await waitFor(() => (connections === 2 ? true : undefined), { what: 'the host connections', timeoutMs: 30_000, everyMs: 20 });
         connections = 0;
         try {
           await withSession(async (s) => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { getAttemptRecord } from '../../../lib/harness/attempt/attempt-record.ts';
+import { getAttemptRecord } from '../../../lib/harness/attempt/read-attempt-records.ts';
 import { harnessGrader } from '../../../lib/harness/attempt/harness-grader.ts';
 import {
   compareModes,
@@ -13,8 +13,8 @@ import {
   modelRunId,
   pairedBootstrapCi,
   signTestPValue,
-  type CompareModesReport,
 } from '../../../lib/harness/eval/compare-modes.ts';
+import type { CompareModesReport } from '../../../lib/harness/eval/compare-modes-report.ts';
 import { loadSuite } from '../../../lib/harness/eval/load-suite.ts';
 import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import { compareModesTable } from '../../../lib/cli/eval.ts';
@@ -23,6 +23,7 @@ import { openAiCompatibleModel } from '../../../lib/models/openai-compatible.ts'
 import { startScriptedModelServer, type ScriptedModelServer } from '../../support/scripted-model-server.ts';
 import { CORRECT_FIX, makeCalcSuite } from './calc-suite.ts';
 import { CHEAT_HOST, historyCheat } from './history-cheat.ts';
+import type { HarnessMode } from '../../../lib/harness/task/harness-mode.ts';
 
 const run = promisify(execFile);
 
@@ -53,7 +54,7 @@ describe('the statistics of compare-modes', () => {
   });
 
   it('from records: scores per mode, pairs only tasks scored in both, lists lenient-only and strict-only tasks', () => {
-    const rec = (taskId: string, mode: 'strict' | 'lenient', n: number, status: AttemptRecord['status']): AttemptRecord =>
+    const rec = (taskId: string, mode: HarnessMode, n: number, status: AttemptRecord['status']): AttemptRecord =>
       ({ taskId, mode, n, status, observations: [], usageAllTries: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, durationMs: 1 }) as unknown as AttemptRecord;
     const records = [
       rec('a', 'strict', 0, 'failed'), rec('a', 'lenient', 0, 'passed'),
@@ -71,7 +72,7 @@ describe('the statistics of compare-modes', () => {
   });
 
   it('counts integrity failures per mode apart from wrong fixes, with their reasons as evidence', () => {
-    const rec = (taskId: string, mode: 'strict' | 'lenient', status: AttemptRecord['status'], integrity?: string[]): AttemptRecord =>
+    const rec = (taskId: string, mode: HarnessMode, status: AttemptRecord['status'], integrity?: string[]): AttemptRecord =>
       ({ taskId, mode, n: 0, status, observations: [], usageAllTries: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, durationMs: 1, ...(integrity ? { integrityFailure: { reasons: integrity } } : {}) }) as unknown as AttemptRecord;
     const records = [
       rec('a', 'strict', 'failed', ['history-reaudit-failed: 1 commit/tag object(s) of the task\'s history readable after the attempt']),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { listAttemptRecords } from '../../../lib/harness/attempt/attempt-record.ts';
+import { listAttemptRecords } from '../../../lib/harness/attempt/read-attempt-records.ts';
 import { harnessGrader } from '../../../lib/harness/attempt/harness-grader.ts';
 import { loadSuite } from '../../../lib/harness/eval/load-suite.ts';
 import { passAtK } from '../../../lib/harness/eval/pass-at-k.ts';

@@ -7,7 +7,8 @@ import { gradeAttempt } from '../../../lib/harness/grading/grade-attempt.ts';
 import { reasonCode } from '../../../lib/harness/grading/decide-verdict.ts';
 import { GradingSetupError } from '../../../lib/harness/grading/grading-setup-error.ts';
 import { GradeResultSchema } from '../../../lib/harness/grading/schemas.ts';
-import { agentDiff, CALC_BUGGY, CALC_FIXED, CALC_TESTS, calcTask, commitOnTop, gitIn, makeRepo, PY_FILES } from './grading-repos.ts';
+import { agentDiff, CALC_BUGGY, CALC_FIXED, CALC_TESTS, calcTask, commitOnTop, makeRepo, PY_FILES } from './grading-repos.ts';
+import { gitIn } from '../../support/git-fixture.ts';
 
 let repo: { dir: string; base: string };
 let blobsDir: string;

@@ -8,13 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseTask, type Task, type TaskInput } from '../../../lib/harness/task/task-schema.ts';
+import { gitIn } from '../../support/git-fixture.ts';
 
 const run = promisify(execFile);
-
-export async function gitIn(dir: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, maxBuffer: 64 << 20 });
-  return stdout;
-}
 
 export async function writeFiles(dir: string, files: Record<string, string | Buffer | null>): Promise<void> {
   for (const [path, content] of Object.entries(files)) {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import type { SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
 import { ANSWER, makeHistoryRepo, type HistoryRepo } from './history-repo.ts';
+import type { HarnessMode } from '../../../lib/harness/task/harness-mode.ts';
 
 /** Git on the host against a repository the test controls (the leak the re-audit must catch). */
 function hostGit(gitDir: string, args: string[], input?: Buffer): Buffer {
@@ -16,7 +17,7 @@ describe.each(['overlay', 'copy'] as const)('post-attempt history re-audit (name
   let work: string;
   let repo: HistoryRepo;
   let provider: NamespaceSandboxProvider;
-  const spec = (mode: 'strict' | 'lenient'): SandboxSpec => ({
+  const spec = (mode: HarnessMode): SandboxSpec => ({
     sourceDir: repo.dir,
     baseCommit: repo.base,
     mode,

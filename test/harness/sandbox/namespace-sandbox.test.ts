@@ -129,14 +129,22 @@ describe('namespace sandbox', () => {
   });
 
   it('limits: cpu seconds, memory, output runaway and cwd', async () => {
-    const s = await provider.open(
-      spec({ limits: { commandTimeoutMs: 20_000, outputBytes: 4096, cpuSeconds: 1, memoryBytes: 256 * 1024 * 1024 } }),
-    );
+    // The CPU limit counts CPU seconds, not wall time; the command timeout is only an upper bound, far enough that a
+    // busy machine (where one CPU second takes many wall seconds) cannot end the loop first.
+    const spinning = await provider.open(spec({ limits: { commandTimeoutMs: 60_000, outputBytes: 4096, cpuSeconds: 1 } }));
     try {
-      const cpu = await s.exec('while :; do :; done');
+      const cpu = await spinning.exec('while :; do :; done');
       expect(cpu.limit).toBe('cpu');
       expect(cpu.signal).toBe('SIGXCPU');
-      // Fast to allocate (under the one CPU second): the attempt's memory limit, not the CPU limit, ends it.
+    } finally {
+      await spinning.close();
+    }
+    // A CPU budget the allocation cannot reach first, even when page faults and reclaim are slow on a loaded
+    // machine: the attempt's memory limit, not the CPU limit, ends it.
+    const s = await provider.open(
+      spec({ limits: { commandTimeoutMs: 60_000, outputBytes: 4096, cpuSeconds: 3600, memoryBytes: 256 * 1024 * 1024 } }),
+    );
+    try {
       const mem = await s.exec(`python3 -c "x = b'a' * (400 << 20); print(len(x))"`);
       expect(mem.limit).toBe('memory');
       const runaway = await s.exec('yes');
@@ -149,7 +157,7 @@ describe('namespace sandbox', () => {
     } finally {
       await s.close();
     }
-  });
+  }, 150_000);
 
   it('runs as the sandbox uid, mapped to itself and nothing else; the attempt\'s cgroup holds its commands and goes at close', async () => {
     const s = await provider.open(spec());

@@ -7,11 +7,7 @@ import { stripHistory } from '../../../lib/harness/git/strip-history.ts';
 import { restoreHistory } from '../../../lib/harness/git/restore-history.ts';
 import { auditHistory } from '../../../lib/harness/git/audit-history.ts';
 import { ANSWER, DANGLING, hashTree, makeHistoryRepo, readableObjects, type HistoryRepo } from './history-repo.ts';
-
-function gitIn(dir: string, args: string[]): { code: number; out: string; err: string } {
-  const r = spawnSync('git', args, { cwd: dir, env: { PATH: process.env.PATH ?? '', GIT_CONFIG_NOSYSTEM: '1', HOME: dir } });
-  return { code: r.status ?? -1, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+import { gitResult } from '../../support/git-fixture.ts';
 
 describe('strip / restore / audit history in place', () => {
   let work: string;
@@ -27,17 +23,17 @@ describe('strip / restore / audit history in place', () => {
     const vaultDir = join(work, 'vault');
     const stripped = await stripHistory({ repoDir: repo.dir, vaultDir, base: repo.base });
 
-    const log = gitIn(repo.dir, ['log', '--all', '--format=%H %an %ad %s', '--date=raw']);
+    const log = gitResult(repo.dir, ['log', '--all', '--format=%H %an %ad %s', '--date=raw']);
     expect(log.out.trim().split('\n')).toEqual([`${stripped.rootCommit} Flywheel 0 +0000 Task base`]);
     for (const sha of [repo.base, ...repo.later]) {
-      expect(gitIn(repo.dir, ['cat-file', '-p', sha]).code).not.toBe(0);
+      expect(gitResult(repo.dir, ['cat-file', '-p', sha]).code).not.toBe(0);
     }
-    expect(gitIn(repo.dir, ['show', repo.tag]).code).not.toBe(0);
-    expect(gitIn(repo.dir, ['stash', 'list']).out).toBe('');
-    expect(gitIn(repo.dir, ['notes', 'list']).out).toBe('');
-    expect(gitIn(repo.dir, ['remote']).out).toBe('');
-    expect(gitIn(repo.dir, ['reflog']).out).toBe('');
-    expect(gitIn(repo.dir, ['status', '--porcelain']).out).toBe('');
+    expect(gitResult(repo.dir, ['show', repo.tag]).code).not.toBe(0);
+    expect(gitResult(repo.dir, ['stash', 'list']).out).toBe('');
+    expect(gitResult(repo.dir, ['notes', 'list']).out).toBe('');
+    expect(gitResult(repo.dir, ['remote']).out).toBe('');
+    expect(gitResult(repo.dir, ['reflog']).out).toBe('');
+    expect(gitResult(repo.dir, ['status', '--porcelain']).out).toBe('');
     const everything = readableObjects(join(repo.dir, '.git'));
     expect(everything).not.toContain(ANSWER);
     expect(everything).not.toContain(DANGLING);
@@ -51,7 +47,7 @@ describe('strip / restore / audit history in place', () => {
 
     await restoreHistory({ repoDir: repo.dir, vaultDir });
     expect(hashTree(join(repo.dir, '.git'))).toBe(before);
-    expect(gitIn(repo.dir, ['cat-file', '-p', repo.answerCommit]).code).toBe(0);
+    expect(gitResult(repo.dir, ['cat-file', '-p', repo.answerCommit]).code).toBe(0);
     expect((await restoreHistory({ repoDir: repo.dir, vaultDir })).restored).toBe(false);
   });
 

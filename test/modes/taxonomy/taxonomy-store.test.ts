@@ -9,9 +9,8 @@ import {
   reviseStoredTaxonomy,
   saveTaxonomy,
   TaxonomyConflictError,
-  TAXONOMY_PK,
-  taxonomySortKey,
 } from '../../../lib/modes/taxonomy/taxonomy-store.ts';
+import { TAXONOMY_PK, taxonomySortKey } from '../../../lib/modes/record-keys.ts';
 import { defaultTaxonomy, modeIds, reviseTaxonomy } from '../../../lib/modes/taxonomy/taxonomy.ts';
 import type { RecordsPort } from '../../../lib/ports/records.ts';
 import { createTestTable, motoClients } from '../../support/aws-test-resources.ts';

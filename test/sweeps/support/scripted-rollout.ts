@@ -1,18 +1,20 @@
 /**
- * What the rollout job (`batch-images/rollout/entrypoint.ts` → `lib/compute/run-rollout-shard.ts`) leaves behind,
+ * What the rollout job (`batch-images/rollout/entrypoint.ts` → `lib/rollout/run-rollout-shard.ts`) leaves behind,
  * without sandboxes or a model: for each child i of the shard's array job, the tasks `shardTasks(tasks, i,
  * shardCount)` (each task blob read and validated, as the job does), one attempt record per task and attempt
  * n < attempts under the job's run id `<runId>.shard-<i>`, in the harness's own record shape
  * (`lib/harness/attempt/attempt-record.ts`). The outcome of each attempt comes from a script.
  */
 import { shardTasks } from '../../../lib/harness/eval/shard-tasks.ts';
-import { attemptSortKey, evalAttemptId, evalPartition, type AttemptRecord, type AttemptStatus } from '../../../lib/harness/attempt/attempt-record.ts';
+import { evalAttemptId, type AttemptRecord, type AttemptStatus } from '../../../lib/harness/attempt/attempt-record.ts';
+import { attemptSortKey, evalPartition } from '../../../lib/harness/attempt/record-keys.ts';
 import { parseTask, type Task } from '../../../lib/harness/task/task-schema.ts';
 import type { BlobsPort } from '../../../lib/ports/blobs.ts';
 import type { RecordsPort } from '../../../lib/ports/records.ts';
 import { readShardSpec, type ShardSpec } from '../../../lib/sweeps/shard-spec.ts';
+import type { HarnessMode } from '../../../lib/harness/task/harness-mode.ts';
 
-export type AttemptScript = (a: { checkpoint: string; suite: string; mode: 'strict' | 'lenient'; taskId: string; n: number }) => AttemptStatus;
+export type AttemptScript = (a: { checkpoint: string; suite: string; mode: HarnessMode; taskId: string; n: number }) => AttemptStatus;
 
 /** The attempt records one child of a shard writes. */
 export async function scriptedChildAttempts(blobs: BlobsPort, spec: ShardSpec, child: number, script: AttemptScript): Promise<AttemptRecord[]> {
@@ -60,7 +62,7 @@ export async function runScriptedShard(ports: { records: RecordsPort; blobs: Blo
 }
 
 /** A deterministic pass pattern: task t (its trailing number) passes attempt n when (t + n) mod 10 < rate × 10. */
-export function rateScript(rate: (checkpoint: string, suite: string, mode: 'strict' | 'lenient') => number): AttemptScript {
+export function rateScript(rate: (checkpoint: string, suite: string, mode: HarnessMode) => number): AttemptScript {
   return ({ checkpoint, suite, mode, taskId, n }) => {
     const t = Number(/\d+$/.exec(taskId)?.[0] ?? 0);
     return (t + n) % 10 < Math.round(rate(checkpoint, suite, mode) * 10) ? 'passed' : 'failed';

@@ -14,7 +14,7 @@ import { openDatabase } from '../../../lib/drivers/local/sqlite-database.ts';
 import type { SweepSettings } from '../../../lib/config/stages.ts';
 import { startSweep } from '../../../lib/sweeps/start-sweep.ts';
 import { sweepStepHandlers } from '../../../lib/sweeps/sweep-step-handlers.ts';
-import { localSweepWorkflow } from '../../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepWorkflow } from '../../../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../../../lib/sweeps/workflow/sweep.asl.ts';
 import type { SweepSteps } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 

@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LocalJobs } from '../../../lib/drivers/local/local-jobs.ts';
 import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
-import { LocalWorkflows, taskStates } from '../../../lib/drivers/local/local-workflows.ts';
+import { LocalWorkflows } from '../../../lib/drivers/local/local-workflows.ts';
+import { taskStates } from '../../../lib/drivers/local/workflows/task-states.ts';
 import { openDatabase } from '../../../lib/drivers/local/sqlite-database.ts';
 import type { JobsPort } from '../../../lib/ports/jobs.ts';
-import { localSweepArns, localSweepWorkflow } from '../../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepArns, localSweepWorkflow } from '../../../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW, sweepDefinition } from '../../../lib/sweeps/workflow/sweep.asl.ts';
 import type { SweepSteps } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 

@@ -19,7 +19,7 @@
 import { rmSync } from 'node:fs';
 import { type CfnElement, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { localSweepArns } from '../../../lib/sweeps/workflow/local-sweep-workflow.ts';
+import { localSweepArns } from '../../../lib/sweeps/local/local-sweep-workflow.ts';
 import type { AslDefinition } from '../../../lib/sweeps/workflow/sweep.asl.ts';
 import { SWEEP_STEP_NAMES } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 import { synthFlywheel } from '../../infra/synth-flywheel.ts';
