@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ValidationError } from '../errors.ts';
-import { ERROR_STATUS, MethodNotAllowedError, ThrottledError } from './http-errors.ts';
+import { ERROR_STATUS, HttpErrorNames, MethodNotAllowedError, ThrottledError } from './http-errors.ts';
 
 export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8' };
 
@@ -38,7 +38,7 @@ export function errorResult(err: unknown): APIGatewayProxyResult {
         error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
       }),
     );
-    return toProxyResult({ statusCode: 500, body: { error: 'Flywheel.InternalError', message: 'Internal error' } });
+    return toProxyResult({ statusCode: 500, body: { error: HttpErrorNames.internal, message: 'Internal error' } });
   }
   const e = err as Error;
   const body: Record<string, unknown> = { error: name, message: e.message };

@@ -7,8 +7,13 @@
  */
 import { FlywheelError } from '../errors.ts';
 
+/** The names of auth's errors, as the HTTP shell's status map and a log query spell them. */
+export const AuthErrorNames = {
+  forbidden: 'Flywheel.Forbidden',
+} as const;
+
 export class ForbiddenError extends FlywheelError {
   constructor(message = 'Invalid API key') {
-    super('Forbidden', message);
+    super(AuthErrorNames.forbidden, message);
   }
 }

@@ -11,7 +11,7 @@
  *
  * The `default` tenant keeps today's un-prefixed keys, so existing data and callers keep working; no other tenant's
  * keys can be named through it (record partitions of use cases start with a fixed type, `FEEDBACK#`, `SUITE#`…,
- * never `T#`; client blob keys are checked, see `lib/feedback/trajectory-keys.ts`).
+ * never `T#`; client blob keys are checked, see `TRAJECTORY_KEY_PREFIX` in `lib/feedback/schemas.ts`).
  *
  * @example
  * const tenantPorts = scopePortsToTenant(ports, 'acme'); // FEEDBACK#e1 → T#acme#FEEDBACK#e1

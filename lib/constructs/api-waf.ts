@@ -3,6 +3,7 @@ import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { HttpErrorNames } from '../api/http-errors.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { retentionDays } from './flywheel-function.ts';
 
@@ -112,7 +113,7 @@ export class ApiWaf extends Construct {
       customResponseBodies: {
         [THROTTLED_BODY]: {
           contentType: 'APPLICATION_JSON',
-          content: JSON.stringify({ error: 'Flywheel.Throttled', message: `Too many requests from this address: retry after ${RETRY_AFTER_SECONDS} s` }),
+          content: JSON.stringify({ error: HttpErrorNames.throttled, message: `Too many requests from this address: retry after ${RETRY_AFTER_SECONDS} s` }),
         },
       },
       visibilityConfig: visibility('acl'),

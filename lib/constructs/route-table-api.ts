@@ -2,7 +2,9 @@ import { Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { HttpErrorNames } from '../api/http-errors.ts';
 import type { RouteSpec } from '../api/route.ts';
+import { AuthErrorNames } from '../auth/forbidden-error.ts';
 import type { StageSettings } from '../config/stages.ts';
 import type { FlywheelFunction } from './flywheel-function.ts';
 
@@ -120,13 +122,13 @@ export class RouteTableApi extends Construct {
       'application/json': `{"error":"${error}","message":${message},"requestId":"$context.requestId"}`,
     });
     const responses: Array<[string, apigw.ResponseType, string, string, Record<string, string>?]> = [
-      ['Throttled', apigw.ResponseType.THROTTLED, '429', 'Flywheel.Throttled', { 'Retry-After': `'${RETRY_AFTER_THROTTLED_SECONDS}'` }],
-      ['QuotaExceeded', apigw.ResponseType.QUOTA_EXCEEDED, '429', 'Flywheel.Throttled', { 'Retry-After': `'${RETRY_AFTER_QUOTA_SECONDS}'` }],
-      ['ApiKey', apigw.ResponseType.INVALID_API_KEY, '403', 'Flywheel.Forbidden'],
-      ['MissingAuthenticationToken', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '403', 'Flywheel.Forbidden'],
-      ['RequestTooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, '413', 'Flywheel.PayloadTooLarge'],
-      ['Default4xx', apigw.ResponseType.DEFAULT_4XX, '', 'Flywheel.GatewayError'],
-      ['Default5xx', apigw.ResponseType.DEFAULT_5XX, '', 'Flywheel.GatewayError'],
+      ['Throttled', apigw.ResponseType.THROTTLED, '429', HttpErrorNames.throttled, { 'Retry-After': `'${RETRY_AFTER_THROTTLED_SECONDS}'` }],
+      ['QuotaExceeded', apigw.ResponseType.QUOTA_EXCEEDED, '429', HttpErrorNames.throttled, { 'Retry-After': `'${RETRY_AFTER_QUOTA_SECONDS}'` }],
+      ['ApiKey', apigw.ResponseType.INVALID_API_KEY, '403', AuthErrorNames.forbidden],
+      ['MissingAuthenticationToken', apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, '403', AuthErrorNames.forbidden],
+      ['RequestTooLarge', apigw.ResponseType.REQUEST_TOO_LARGE, '413', HttpErrorNames.payloadTooLarge],
+      ['Default4xx', apigw.ResponseType.DEFAULT_4XX, '', HttpErrorNames.gateway],
+      ['Default5xx', apigw.ResponseType.DEFAULT_5XX, '', HttpErrorNames.gateway],
     ];
     for (const [id, type, statusCode, error, headers] of responses) {
       this.api.addGatewayResponse(id, {

@@ -7,11 +7,16 @@ import { FlywheelError } from '../errors.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
 import type { StoredFeedbackEvent } from './record-codecs.ts';
 
+/** The names of the feedback capability's errors, as a log query (or a state machine) spells them. */
+export const FeedbackErrorNames = {
+  trainingConsentRequired: 'Flywheel.TrainingConsentRequired',
+} as const;
+
 /** A trajectory was about to be read for training from an event that did not consent to it. */
 export class TrainingConsentRequiredError extends FlywheelError {
   readonly eventId: string;
   constructor(eventId: string) {
-    super('TrainingConsentRequired', `feedback ${eventId} has no training consent: its trajectory may not be read for training`);
+    super(FeedbackErrorNames.trainingConsentRequired, `feedback ${eventId} has no training consent: its trajectory may not be read for training`);
     this.eventId = eventId;
   }
 }

@@ -21,10 +21,15 @@ export interface RunBaselineInput {
   logPrefix?: string;
 }
 
+/** The names of the forge's errors, as a log query (or a state machine) spells them. */
+export const ForgeErrorNames = {
+  baseline: 'Flywheel.ForgeBaselineError',
+} as const;
+
 /** The suite could not be run at all on the untouched repository: nothing can be certified. */
 export class BaselineError extends FlywheelError {
   constructor(message: string) {
-    super('ForgeBaselineError', message);
+    super(ForgeErrorNames.baseline, message);
   }
 }
 

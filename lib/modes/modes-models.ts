@@ -7,6 +7,7 @@
  */
 import { FlywheelError } from '../errors.ts';
 import { createModel } from '../models/create-model.ts';
+import { ModesErrorNames } from './modes-errors.ts';
 import type { ModelsPort } from '../ports/models.ts';
 
 export interface ModesModels {
@@ -21,7 +22,7 @@ export const EMBEDDING_MODEL_ENV = 'FLYWHEEL_EMBEDDING_MODEL';
 export class ModelNotConfiguredError extends FlywheelError {
   readonly variable: string;
   constructor(what: string, variable: string) {
-    super('ModelNotConfigured', `${what} needs a model: set ${variable} (openai:<model>@<baseUrl> or bedrock:<modelId>)`);
+    super(ModesErrorNames.modelNotConfigured, `${what} needs a model: set ${variable} (openai:<model>@<baseUrl> or bedrock:<modelId>)`);
     this.variable = variable;
   }
 }

@@ -8,7 +8,10 @@ import { RetireSuiteInput, type Suite } from './schemas.ts';
 /** Published when a suite is retired (EventBridge detail-type), with a stable id per suite version. */
 export const SUITE_RETIRED = 'suite.retired';
 
-/** A newer version of the suite was registered while it was being retired (409): look at it and retire that one. */
+/**
+ * A newer version of the suite was registered while it was being retired (409): look at it and retire that one.
+ * Named `ErrorNames.conflict`, as every conflict is, so the HTTP status map and a state machine treat it as one.
+ */
 export class SuiteVersionConflictError extends ConflictError {
   constructor(id: string, version: number) {
     super(`Suite ${id} moved past version ${version} while it was being retired; read it again and retire the new version if you mean to`);

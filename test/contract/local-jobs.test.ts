@@ -16,6 +16,7 @@ import { isProcessAlive } from '../../lib/shared/process-liveness.ts';
 import type { JobDescription } from '../../lib/ports/jobs.ts';
 import { describeJobsContract } from './jobs.contract.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const tempDir = tempDirs('fw-jobs-');
 const opened: LocalJobs[] = [];
@@ -40,13 +41,9 @@ const DEFS = {
 };
 
 const wait = (jobs: LocalJobs, jobId: string) => waitForJob(jobs, jobId, { pollMs: 30, timeoutMs: 20_000 });
-async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+/** The shared condition wait (test/support/wait-for.ts) for a boolean check; the bound stays each call's own. */
+const until = (check: () => Promise<boolean> | boolean, timeoutMs = 10_000) =>
+  waitFor(async () => ((await check()) ? true : undefined), { what: 'the job condition', timeoutMs, everyMs: 30 });
 const statusOf = async (jobs: LocalJobs, jobId: string): Promise<JobDescription['status']> => (await jobs.describe(jobId)).status;
 
 describeJobsContract('local child processes', async () => ({ jobs: open(), definition: 'ok' }));

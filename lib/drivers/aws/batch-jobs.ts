@@ -53,7 +53,7 @@ import {
 import { type CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { createHash, randomUUID } from 'node:crypto';
 import { ConfigurationError, TransientError, ValidationError } from '../../errors.ts';
-import { JobNotFoundError } from '../job-errors.ts';
+import { JobNotFoundError } from '../../ports/job-errors.ts';
 import { IMAGE_REFERENCE, validateJobSubmission } from '../../compute/validate-job-submission.ts';
 import {
   COMPUTE_CATEGORIES,

@@ -39,7 +39,7 @@ import { NotFoundError, ValidationError } from '../../errors.ts';
 import { ResumeLimitExceededError } from './aws-driver-errors.ts';
 import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
 import { canonicalJson } from '../canonical-json.ts';
-import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../workflow-errors.ts';
+import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../../ports/workflow-errors.ts';
 
 /** The environment variable holding a workflow's state machine ARN: `sweep` → `FLYWHEEL_STATE_MACHINE_SWEEP`. */
 export function stateMachineEnvName(workflow: string): string {

@@ -1,4 +1,5 @@
 import { BODY_LIMITS, httpApi, type HttpApiHandler } from '../../api/http-api.ts';
+import { ErrorNames } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { ingestFeedback } from '../ingest-feedback.ts';
 
@@ -17,7 +18,7 @@ export function makePostFeedbackHandler(ports: Ports): HttpApiHandler {
       if (status === 202) return { statusCode: 202, body: result };
       return {
         statusCode: 400,
-        body: { error: 'Flywheel.ValidationError', message: 'Every event in the batch was rejected', issues, ...result },
+        body: { error: ErrorNames.validation, message: 'Every event in the batch was rejected', issues, ...result },
       };
     },
     { jsonBodyMaxBytes: BODY_LIMITS.feedback },

@@ -3,6 +3,7 @@ import { FlywheelError } from '../../errors.ts';
 import { ModelRequestError, ModelUnavailableError } from '../../models/model-errors.ts';
 import type { SandboxSession } from '../sandbox/sandbox.ts';
 import type { LimitKind, TaskLimits } from '../task/task-schema.ts';
+import { InfrastructureErrorNames } from '../trajectory/infrastructure-errors.ts';
 import { TrajectoryRecorder } from '../trajectory/trajectory-recorder.ts';
 import { TRAJECTORY_FORMAT, TRAJECTORY_SCHEMA_VERSION, type StopReason, type Trajectory } from '../trajectory/trajectory-schema.ts';
 import { DEFAULT_TOOLS, toolDefinitions, type AgentTool } from './agent-tools.ts';
@@ -195,7 +196,7 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
     else
       stopReason = {
         kind: 'infrastructure-error',
-        error: error instanceof FlywheelError ? error.name : 'Flywheel.SandboxError',
+        error: error instanceof FlywheelError ? error.name : InfrastructureErrorNames.sandbox,
         message: error instanceof Error ? error.message : String(error),
       };
   }
@@ -205,7 +206,7 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
     diff = await input.sandbox.diff();
   } catch (error) {
     recorder.event({ kind: 'diff.failed', message: (error as Error).message, detail: {} });
-    if (stopReason.kind !== 'infrastructure-error') stopReason = { kind: 'infrastructure-error', error: 'Flywheel.SandboxError', message: `diff failed: ${(error as Error).message}` };
+    if (stopReason.kind !== 'infrastructure-error') stopReason = { kind: 'infrastructure-error', error: InfrastructureErrorNames.sandbox, message: `diff failed: ${(error as Error).message}` };
   }
   const durationMs = now().getTime() - started.getTime();
   const summary = {

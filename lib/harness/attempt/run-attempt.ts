@@ -6,6 +6,7 @@ import { runAgent, type RunAgentResult } from '../agent/run-agent.ts';
 import type { HistoryReaudit, SandboxObservation, SandboxProvider, SandboxSession } from '../sandbox/sandbox.ts';
 import type { HarnessMode } from '../task/harness-mode.ts';
 import type { Task } from '../task/task-schema.ts';
+import { InfrastructureErrorNames } from '../trajectory/infrastructure-errors.ts';
 import { storeTrajectory } from '../trajectory/store-trajectory.ts';
 import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import {
@@ -267,7 +268,7 @@ async function runOneTry(
       }
       if (setup.exitCode !== 0) {
         const tail = `${setup.stdout}\n${setup.stderr}`.trim().slice(-2000);
-        throw new InfrastructureFailure('setup-failed', 'Flywheel.SetupFailed', `setup command exited ${setup.exitCode ?? setup.signal}${setup.limit ? ` (${setup.limit} limit)` : ''}: ${tail}`);
+        throw new InfrastructureFailure('setup-failed', InfrastructureErrorNames.setupFailed, `setup command exited ${setup.exitCode ?? setup.signal}${setup.limit ? ` (${setup.limit} limit)` : ''}: ${tail}`);
       }
     }
     const agent = await runAgent({
@@ -290,7 +291,7 @@ async function runOneTry(
     }
     report({ usage: agent.usage, stopReason: agent.stopReason, trajectoryKey });
     if (agent.infrastructureError) {
-      const reason = agent.stopReason.kind === 'infrastructure-error' ? agent.stopReason : { error: 'Flywheel.InfrastructureError', message: 'agent loop reported an infrastructure error' };
+      const reason = agent.stopReason.kind === 'infrastructure-error' ? agent.stopReason : { error: InfrastructureErrorNames.infrastructure, message: 'agent loop reported an infrastructure error' };
       throw new InfrastructureFailure('agent', reason.error, reason.message);
     }
     // The environment the commands ran against, as the sandbox says (never re-derived here).

@@ -16,13 +16,12 @@
 import { mkdir, readFile, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlywheelError } from '../../errors.ts';
+import { SandboxErrorNames } from './sandbox-errors.ts';
 
 /** The cgroup could not be made or configured (not root, no cgroup file system, a controller missing). */
-export const CGROUP_ERROR = 'SandboxCgroupError';
-
 export class SandboxCgroupError extends FlywheelError {
   constructor(message: string, options?: ErrorOptions) {
-    super(CGROUP_ERROR, message, options);
+    super(SandboxErrorNames.cgroup, message, options);
   }
 }
 

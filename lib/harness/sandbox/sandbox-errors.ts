@@ -18,6 +18,7 @@ export const SandboxErrorNames = {
   exec: 'Flywheel.SandboxExecError',
   closed: 'Flywheel.SandboxClosed',
   diff: 'Flywheel.SandboxDiffError',
+  cgroup: 'Flywheel.SandboxCgroupError',
 } as const;
 
 /** The sandbox could not be set up: an infrastructure error, never the model's failure. */

@@ -16,12 +16,17 @@ import { FlywheelError } from '../../errors.ts';
 
 const run = promisify(execFile);
 
+/** The names of the task loader's errors, as a log query (or a state machine) spells them. */
+export const TaskErrorNames = {
+  unsafeTarball: 'Flywheel.UnsafeTarball',
+} as const;
+
 /** A tarball that is not one, or would write outside its folder: no retry fixes it. */
 export class UnsafeTarballError extends FlywheelError {
   /** `unreadable`: not a tarball tar can read; `unsafe`: a member would land outside; `extract`: tar -x failed. */
   readonly reason: 'unreadable' | 'unsafe' | 'extract';
   constructor(reason: UnsafeTarballError['reason'], message: string) {
-    super('UnsafeTarball', message);
+    super(TaskErrorNames.unsafeTarball, message);
     this.reason = reason;
   }
 }

@@ -35,7 +35,10 @@ export interface TaskSourceOptions {
   blobs?: BlobsPort;
 }
 
-/** A task source that cannot be made ready; `field` is the task field at fault (`repo.url`, `repo.key`, …). */
+/**
+ * A task source that cannot be made ready; `field` is the task field at fault (`repo.url`, `repo.key`, …). Named
+ * `ErrorNames.validation`, as all bad input is, so no retry is attempted and HTTP answers 400.
+ */
 export class TaskSourceError extends ValidationError {
   constructor(task: Task, field: string, message: string) {
     super(`task ${task.id}: ${field}: ${message}`, [{ path: field, message }]);

@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { FlywheelError, ValidationError } from '../../errors.ts';
+import { ModesErrorNames } from '../modes-errors.ts';
 import { modeIds, OTHER_MODE, resolveMode, type Taxonomy } from '../taxonomy/taxonomy.ts';
 import { chooseDecisionRule, decide, type DecisionRule } from './decision-rule.ts';
 import { chooseEscalationThreshold, topMargin, type EscalationChoice } from './escalation-threshold.ts';
@@ -131,7 +132,7 @@ export interface LocalClassifier {
 /** Thrown when the training data cannot produce a model (too few examples, a mode without positives is fine). */
 export class TrainingDataError extends FlywheelError {
   constructor(message: string) {
-    super('TrainingDataError', message);
+    super(ModesErrorNames.trainingData, message);
   }
 }
 

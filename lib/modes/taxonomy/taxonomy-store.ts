@@ -12,7 +12,7 @@ import { taxonomyRecord } from '../record-codecs.ts';
 import { TAXONOMY_PK, TAXONOMY_VERSION_PREFIX, taxonomySortKey } from '../record-keys.ts';
 import { defaultTaxonomy, parseTaxonomy, reviseTaxonomy, type Taxonomy, type TaxonomyChanges } from './taxonomy.ts';
 
-/** A second writer already stored this version. */
+/** A second writer already stored this version. Named `ErrorNames.conflict`, as every conflict is (409). */
 export class TaxonomyConflictError extends ConflictError {
   constructor(version: number) {
     super(`taxonomy version ${version} already exists; reload the latest version and revise again`);

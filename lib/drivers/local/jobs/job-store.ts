@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
-import { FlywheelError } from '../../../errors.ts';
-import { COMPUTE_CATEGORIES, JOB_NOT_FOUND, type ComputeCategory, type ComputePool, type JobStatus, type JobSubmission } from '../../../ports/jobs.ts';
+import { JobNotFoundError } from '../../../ports/job-errors.ts';
+import { COMPUTE_CATEGORIES, type ComputeCategory, type ComputePool, type JobStatus, type JobSubmission } from '../../../ports/jobs.ts';
 import { inTransaction, openDatabase, StatementCache } from '../sqlite-database.ts';
 import { defineRowCodec } from '../sqlite-rows.ts';
 import { JOBS_DDL, LEAF, jobRow, statusCountRow, type JobRow, type StatusCount, type StoredSpec } from './job-rows.ts';
@@ -65,7 +65,7 @@ export class JobStore {
   /** The row of `jobId`; throws `Flywheel.JobNotFound` when there is none. */
   get(jobId: string): JobRow {
     const row = this.find(jobId);
-    if (!row) throw new FlywheelError(JOB_NOT_FOUND, `no job ${jobId}`);
+    if (!row) throw new JobNotFoundError(jobId);
     return row;
   }
 

@@ -9,6 +9,7 @@
  * const answer = await submitBatchTask(spec.batch, parameters, { sync: true, idempotencyToken: () => `${scope}/${name}/0`, signal });
  */
 import { z } from 'zod';
+import { ErrorNames } from '../../../errors.ts';
 import { waitForJob } from '../../../compute/wait-for-job.ts';
 import { COMPUTE_CATEGORIES, type JobDescription } from '../../../ports/jobs.ts';
 import { namedError } from './named-error.ts';
@@ -83,7 +84,7 @@ export async function submitBatchTask(
     }));
   } catch (error) {
     const name = error instanceof Error ? error.name : '';
-    const retryable = name === 'Flywheel.TransientError' || name === 'Batch.AWSBatchException';
+    const retryable = name === ErrorNames.transient || name === 'Batch.AWSBatchException';
     throw namedError(retryable ? 'Batch.AWSBatchException' : 'Batch.ClientException', error instanceof Error ? error.message : String(error));
   }
   if (!options.sync) return { JobId: jobId, JobName: parameters.JobName };

@@ -11,7 +11,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
 import type { ExecutionStatus } from '../../../ports/workflows.ts';
-import { ExecutionNotFoundError } from '../../workflow-errors.ts';
+import { ExecutionNotFoundError } from '../../../ports/workflow-errors.ts';
 import { StatementCache } from '../sqlite-database.ts';
 import { defineRowCodec, integerColumn } from '../sqlite-rows.ts';
 
