@@ -132,7 +132,8 @@ export interface StageSettings {
   /**
    * Blob prefixes (ending in `/`) that rollout jobs may read besides their own (`sweeps/`, `evals/`, `forge/suites/`):
    * where checkpoint weights (`artifactKey`) and suites' task files (`tasks: { kind: 'blobs', prefix }`) are kept. A
-   * checkpoint or suite stored elsewhere is unreadable by the rollout job on AWS (`lib/rollout/infra/rollout-job-access.ts`).
+   * checkpoint or suite stored elsewhere is unreadable by the rollout job on AWS
+   * (`lib/rollout/infra/rollout-job-access.ts`).
    */
   jobReadPrefixes: string[];
   sweeps: SweepSettings;

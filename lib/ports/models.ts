@@ -2,8 +2,9 @@
  * Models port: chat with tools, and embeddings.
  *
  * Drivers: OpenAI-compatible HTTP (`lib/models/openai-compatible.ts`: vLLM, SGLang, Ollama, hosted APIs) and
- * Amazon Bedrock Converse (`lib/drivers/aws/bedrock-converse.ts`). Tests drive the OpenAI driver against a real scripted
- * HTTP server (`test/support/scripted-model-server.ts`) rather than an in-process fake.
+ * Amazon Bedrock Converse (`lib/drivers/aws/bedrock-converse.ts`). Both pass `test/contract/models.contract.ts`, run
+ * against a real scripted HTTP server that speaks each driver's wire format (`test/support/scripted-model-server.ts`)
+ * rather than an in-process fake.
  *
  * A driver retries what a retry may fix (429, 5xx, network errors, timeouts) and throws
  * `ModelUnavailableError` (`Flywheel.ModelUnavailable`) when the endpoint stays down: that is an infrastructure

@@ -3,8 +3,9 @@
  * `bin/…`, `bench/…` or `docs/…` written in README.md, docs/*.md and the READMEs under lib/, batch-images/ and data/
  * is a file or folder of the tree. A move that forgets the docs fails here, naming the document, line and path.
  * Globs and placeholders (`lib/<capability>/`, `test/contract/workflows*`, `functions/sweeps/<step>.ts`) are skipped.
+ * The other way round, every folder of lib/ has its row in the README's folder table ("Where things are").
  */
-import { existsSync, globSync, readFileSync } from 'node:fs';
+import { existsSync, globSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -62,5 +63,15 @@ describe('paths named in the documentation', () => {
     expect(mentions.length).toBeGreaterThan(100);
     const missing = mentions.filter(({ path }) => !existsSync(join(ROOT, path))).map(({ document, line, path }) => `${document}:${line} ${path}`);
     expect(missing).toEqual([]);
+  });
+});
+
+describe("the README's folder table", () => {
+  it('has a row for every folder of lib/', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('## Where things are'), readme.indexOf('\n## ', readme.indexOf('## Where things are') + 1));
+    const folders = readdirSync(join(ROOT, 'lib'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `lib/${entry.name}/`);
+    expect(folders.length).toBeGreaterThan(10);
+    expect(folders.filter((folder) => !table.includes(`\`${folder}`))).toEqual([]);
   });
 });

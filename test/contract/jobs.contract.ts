@@ -15,6 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { waitForJob } from '../../lib/compute/wait-for-job.ts';
 import { COMPUTE_CATEGORIES, type JobsPort, type JobStatus, type JobSubmission } from '../../lib/ports/jobs.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 export interface JobsUnderTest {
   jobs: JobsPort;
@@ -23,6 +24,16 @@ export interface JobsUnderTest {
 }
 
 const STATUSES: JobStatus[] = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
+
+/**
+ * "Newest first" is by creation time in milliseconds (Batch's `createdAt`), so a job submitted in the same millisecond
+ * as the one before has no order: waits until the clock (the driver's and moto's are this machine's) is past the
+ * creation time of `jobId`, so the next submission is newer.
+ */
+async function waitPastCreationOf(under: JobsUnderTest, jobId: string): Promise<void> {
+  const { createdAt } = await under.jobs.describe(jobId);
+  await waitFor(() => (Date.now() > createdAt ? true : undefined), { what: `the clock to pass the creation of job ${jobId}`, everyMs: 1 });
+}
 
 export function describeJobsContract(name: string, make: () => Promise<JobsUnderTest>): void {
   describe(`jobs contract: ${name}`, () => {
@@ -88,9 +99,9 @@ export function describeJobsContract(name: string, make: () => Promise<JobsUnder
     it('lists by category, pool and status, newest first, without array children', async () => {
       const under = await make();
       const a = await under.jobs.submit(base(under, { name: 'list-a', category: 'research', pool: 'cpu' }));
-      await new Promise((r) => setTimeout(r, 20));
+      await waitPastCreationOf(under, a.jobId);
       const b = await under.jobs.submit(base(under, { name: 'list-b', category: 'research', pool: 'gpu', arraySize: 2 }));
-      await new Promise((r) => setTimeout(r, 20));
+      await waitPastCreationOf(under, b.jobId);
       const c = await under.jobs.submit(base(under, { name: 'list-c', category: 'inference', pool: 'cpu' }));
       for (const { jobId } of [a, b, c]) await waitForJob(under.jobs, jobId, { pollMs: 50, timeoutMs: 20_000 });
 

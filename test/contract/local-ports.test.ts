@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FsBlobs } from '../../lib/drivers/local/fs-blobs.ts';
-import { LocalEvents } from '../../lib/drivers/local/local-events.ts';
+import { ALL_EVENTS, LocalEvents } from '../../lib/drivers/local/local-events.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { GroupCommit } from '../../lib/drivers/local/sqlite-database.ts';
 import { DatabaseSync } from 'node:sqlite';
 import { tempDirs } from '../support/temp-dirs.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const run = promisify(execFile);
 const tempDir = tempDirs('flywheel-local-');
@@ -111,22 +112,27 @@ describe('LocalEvents', () => {
       let delivered = 0;
       events.subscribe('feedback.stored', () => void delivered++);
       await events.publish([{ type: 'feedback.stored', detail: {} }]);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => (errors.length > 0 && delivered > 0 ? true : undefined), { what: 'both subscribers to be called', everyMs: 5 });
       expect(errors).toEqual(['Error: subscriber bug']);
       expect(delivered).toBe(1);
       const seen: string[] = [];
       const stop = ports.events.subscribe('feedback.stored', (event) => {
         seen.push(String(event.detail.n));
       });
+      // Delivery is asynchronous: a subscriber to every event, called after the subscribers of its type, tells when
+      // an event has been handed out.
+      const handedOut: number[] = [];
+      ports.events.subscribe(ALL_EVENTS, (event) => void handedOut.push(Number(event.detail.n)));
+      const handedOutAlready = (n: number) => waitFor(() => (handedOut.includes(n) ? true : undefined), { what: `event ${n} to be delivered`, everyMs: 5 });
       await ports.events.publish([
         { type: 'feedback.stored', detail: { n: 1 }, id: 'stable-1' },
         { type: 'report.filed', detail: { n: 2 } },
         { type: 'feedback.stored', detail: { n: 3 } },
       ]);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await handedOutAlready(3);
       stop();
       await ports.events.publish([{ type: 'feedback.stored', detail: { n: 4 } }]);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await handedOutAlready(4);
       expect(seen).toEqual(['1', '3']);
       const stored = ports.events.recent({ type: 'feedback.stored' });
       expect(stored.map((e) => e.detail.n)).toEqual([1, 3, 4]);

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../lib/api/openapi.ts';
@@ -8,8 +7,11 @@ import { API_FUNCTION_ACCESS } from '../../lib/stacks/api-stack.ts';
 import { registerSuite, registerSuiteFromFolder } from '../../lib/registry/register-suite.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
+import { tempDirs } from '../support/temp-dirs.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let fx: SweepFixture;
+const tempDir = tempDirs('flywheel-suite-');
 afterEach(() => fx?.close());
 
 const checkpoint = (overrides: Record<string, unknown> = {}) => ({
@@ -37,7 +39,8 @@ describe('POST /v1/checkpoints, GET /v1/checkpoints (through the dispatcher, loc
         registeredAt: '2026-12-02T10:00:00.000Z',
       },
     });
-    await new Promise((r) => setTimeout(r, 10));
+    // Subscribers are called after the publish returns: wait for the fixture's to have seen the event.
+    await waitFor(() => (fx.events.some((e) => e.type === 'checkpoint.registered') ? true : undefined), { what: 'checkpoint.registered to be delivered', everyMs: 5 });
     expect(fx.events.filter((e) => e.type === 'checkpoint.registered')).toEqual([
       expect.objectContaining({ id: 'checkpoint.registered:coder-7b:step-1200', detail: { checkpointId: 'coder-7b:step-1200', model: 'coder-7b', registeredAt: '2026-12-02T10:00:00.000Z', sweep: true } }),
     ]);
@@ -106,19 +109,15 @@ describe('suites', () => {
 
   it('registers a folder of task files as eval run loads it', async () => {
     fx = openSweepFixture();
-    const dir = mkdtempSync(join(tmpdir(), 'flywheel-suite-'));
-    try {
-      mkdirSync(join(dir, 'repo'));
-      for (const id of ['calc/add', 'calc/sub']) {
-        const task = { schemaVersion: 1, id, suite: 'smoke', split: 'held-out', visibility: 'public', repo: { kind: 'local', path: 'repo' }, instruction: 'fix it', testCommand: 'true', failToPass: ['t'] };
-        writeFileSync(join(dir, `${id.replace('/', '-')}.json`), JSON.stringify(task));
-      }
-      const { suite } = await registerSuiteFromFolder(fx.ports, dir, { id: 'smoke', visibility: 'public', owner: 'evals' });
-      expect(suite.taskIds).toEqual(['calc/add', 'calc/sub']);
-      expect(suite.tasks).toEqual({ kind: 'folder', path: dir });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const dir = tempDir();
+    mkdirSync(join(dir, 'repo'));
+    for (const id of ['calc/add', 'calc/sub']) {
+      const task = { schemaVersion: 1, id, suite: 'smoke', split: 'held-out', visibility: 'public', repo: { kind: 'local', path: 'repo' }, instruction: 'fix it', testCommand: 'true', failToPass: ['t'] };
+      writeFileSync(join(dir, `${id.replace('/', '-')}.json`), JSON.stringify(task));
     }
+    const { suite } = await registerSuiteFromFolder(fx.ports, dir, { id: 'smoke', visibility: 'public', owner: 'evals' });
+    expect(suite.taskIds).toEqual(['calc/add', 'calc/sub']);
+    expect(suite.tasks).toEqual({ kind: 'folder', path: dir });
   });
 });
 

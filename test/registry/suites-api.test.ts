@@ -18,6 +18,7 @@ import { resolveSweepSelection } from '../../lib/sweeps/resolve-sweep-selection.
 import { driveSweep } from '../sweeps/support/drive-sweep.ts';
 import { rateScript } from '../sweeps/support/scripted-rollout.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { apiEvent } from '../support/lambda-events.ts';
 
 let fx: SweepFixture;
@@ -184,7 +185,8 @@ describe('POST /v1/suites/{id}/retire', () => {
     const again = await fx.request('POST', '/v1/suites/forge-py/retire', { body: { reason: 'another reason' } });
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ changed: false, suite: { retiredAt: '2026-12-12T10:00:00.000Z', retiredReason: 'superseded by forge-py-hard' } });
-    await new Promise((r) => setTimeout(r, 10));
+    // Subscribers are called after the publish returns: wait for the fixture's to have seen both retirements.
+    await waitFor(() => (fx.events.filter((e) => e.type === 'suite.retired').length >= 2 ? true : undefined), { what: 'two suite.retired events to be delivered', everyMs: 5 });
     const events = fx.events.filter((e) => e.type === 'suite.retired');
     expect(events.map((e) => e.id)).toEqual(['suite.retired:forge-py:v1', 'suite.retired:forge-py:v1']);
     expect(events[0]!.detail).toEqual({ suite: 'forge-py', version: 1, retiredAt: '2026-12-12T10:00:00.000Z', reason: 'superseded by forge-py-hard', by: 'ana' });

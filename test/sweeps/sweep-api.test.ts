@@ -64,7 +64,10 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
       ['ck-0', 'strict', 0.5, 4],
       ['ck-1', 'strict', 0.75, 4],
     ]);
-    for (const r of report.json.results) expect(r.ci.low).toBeLessThanOrEqual(r.score), expect(r.ci.high).toBeGreaterThanOrEqual(r.score);
+    for (const r of report.json.results) {
+      expect(r.ci.low).toBeLessThanOrEqual(r.score);
+      expect(r.ci.high).toBeGreaterThanOrEqual(r.score);
+    }
 
     // Starting the same id again resumes (returns) that execution, and counts nothing twice.
     const again = await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'api-1', suites: ['suite-0'], modes: ['strict'] } });

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalJobs } from '../../lib/drivers/local/local-jobs.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
@@ -18,6 +18,7 @@ import { startLocalSweeps } from '../../lib/sweeps/local/local-sweep-runtime.ts'
 import { checkpointSweepId } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { sampleTask } from '../sweeps/support/scripted-rollout.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
+import { PROCESS_TEST_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 
 const logger = new Logger({ serviceName: 'test', logLevel: 'ERROR' });
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -26,6 +27,10 @@ afterEach(async () => {
 });
 
 const tempDir = tempDirs('flywheel-rt-sweeps-');
+/** An upper bound for a sweep of three tasks run as local child processes, generous for a busy machine. */
+const SWEEP_TIMEOUT_MS = 120_000;
+/** What `startLocalSweeps` logs after handling a `checkpoint.registered` event, whatever came of it. */
+const CHECKPOINT_TRIGGER_LOGS = ['sweep started for a registered checkpoint', 'sweep refused for a registered checkpoint', 'checkpoint.registered did not start a sweep'];
 
 function withEnv(vars: Record<string, string>): void {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
@@ -53,6 +58,10 @@ describe('sweeps in the local runtime', () => {
       FLYWHEEL_LOCAL_JOB_DEFINITIONS: JSON.stringify({ rollout: { command: ['node', 'test/sweeps/support/scripted-rollout-job.ts'] } }),
       FLYWHEEL_SCRIPTED_RATES: JSON.stringify({ 'ck-new': 1 }),
     });
+    // The sweeps' subscriber to checkpoint.registered logs once per event it has handled (started, refused or failed).
+    const logged = [vi.spyOn(logger, 'info'), vi.spyOn(logger, 'warn'), vi.spyOn(logger, 'error')];
+    cleanups.push(() => logged.forEach((spy) => spy.mockRestore()));
+    const triggersHandled = () => logged.flatMap((spy) => spy.mock.calls).filter(([message]) => CHECKPOINT_TRIGGER_LOGS.includes(String(message))).length;
     const runtime: LocalRuntime = await startLocalRuntime({ dataDir, port: 0, consumerThread: false, logger });
     cleanups.push(() => runtime.close());
     const call = async (method: string, path: string, body?: unknown) => {
@@ -70,12 +79,11 @@ describe('sweeps in the local runtime', () => {
     const reader = new LocalWorkflows(openDatabase(join(dataDir, 'workflows.sqlite')), {});
     cleanups.push(() => reader.close());
     const executionId = LocalWorkflows.executionId('sweep', sweepId);
-    const deadline = Date.now() + 20_000;
-    while (!(await reader.list('sweep')).some((e) => e.executionId === executionId)) {
-      if (Date.now() > deadline) throw new Error('no sweep execution was started for the registered checkpoint');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const done = await reader.waitFor(executionId, { timeoutMs: 60_000, pollMs: 100 });
+    await waitFor(async () => ((await reader.list('sweep')).some((e) => e.executionId === executionId) ? true : undefined), {
+      what: 'a sweep execution started for the registered checkpoint',
+      everyMs: 100,
+    });
+    const done = await reader.waitFor(executionId, { timeoutMs: SWEEP_TIMEOUT_MS, pollMs: 100 });
     expect(done).toMatchObject({ status: 'SUCCEEDED', input: { sweepId, trigger: 'checkpoint', checkpoints: ['ck-new'], suites: ['smoke'] } });
     expect(done.output).toMatchObject({ sweepId, status: 'succeeded', failedShards: 0 });
 
@@ -84,10 +92,11 @@ describe('sweeps in the local runtime', () => {
     expect(report.json.sweep).toMatchObject({ sweepId, status: 'succeeded' });
 
     // A repeated delivery of the same event starts no second sweep.
+    const handledBefore = triggersHandled();
     await call('POST', '/v1/checkpoints', { id: 'ck-new', model: 'coder', serving: { kind: 'endpoint', model: 'openai:ck-new@http://127.0.0.1:9/v1' } });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => (triggersHandled() > handledBefore ? true : undefined), { what: 'the repeated checkpoint.registered to be handled' });
     expect((await reader.list('sweep')).map((e) => e.name)).toEqual([sweepId]);
-  }, 90_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('the schedule is on by default and off with FLYWHEEL_SCHEDULE=off', async () => {
     const dataDir = tempDir();

@@ -6,9 +6,6 @@
  * counted twice), and a saturation alert.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
@@ -19,8 +16,13 @@ import type { SweepExecutionInput } from '../../lib/sweeps/workflow/sweep-steps.
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { listAll, minimalSweepSteps, putTestSuite, runIdOf } from './support/minimal-sweep-steps.ts';
 import { openSweepRuntime, type SweepRuntime } from './support/sweep-runtime.ts';
+import { tempDirs } from '../support/temp-dirs.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const RUNNER = fileURLToPath(new URL('./support/sweep-runner.ts', import.meta.url));
+
+/** The runner process ended while the test waited on it: no later check can succeed. */
+class RunnerExitedError extends Error {}
 
 /** Passes every task of suite `easy`, `h1` of `hard`, fails the rest; answers 500 to `ckpt-broken`; slow for `ckpt-slow`. */
 function modelScript(request: { body: Record<string, unknown> }) {
@@ -32,7 +34,6 @@ function modelScript(request: { body: Record<string, unknown> }) {
 }
 
 let model: ScriptedModelServer;
-const dirs: string[] = [];
 const runtimes: SweepRuntime[] = [];
 
 beforeAll(async () => {
@@ -43,14 +44,9 @@ afterAll(async () => {
 });
 afterEach(async () => {
   for (const r of runtimes.splice(0)) await r.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flywheel-sweep-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs('flywheel-sweep-');
 
 function open(dataDir: string, wrapJobs?: (jobs: JobsPort) => JobsPort, inlineMapMaxShards?: number): SweepRuntime {
   const runtime = openSweepRuntime({
@@ -211,11 +207,13 @@ describe('sweep on the local runtime', () => {
       // Only the stores: the jobs of this folder belong to the runner process until it dies.
       const probe = openLocalPorts(dataDir);
       const slowRun = `EVAL#${runIdOf('s3', 'c1-s0-strict')}`;
-      const deadline = Date.now() + 45_000;
-      while ((await listAll(probe, slowRun)).length === 0) {
-        if (Date.now() > deadline) throw new Error('no attempt of the slow shard was written');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null) throw new RunnerExitedError(`runner exited before the slow shard wrote an attempt (${child.exitCode ?? child.signalCode})`);
+          return (await listAll(probe, slowRun)).length > 0 ? true : undefined;
+        },
+        { what: 'an attempt of the slow shard to be written', timeoutMs: 45_000, stopOn: (error) => error instanceof RunnerExitedError },
+      );
       child.kill('SIGKILL');
       await exited;
       probe.close();

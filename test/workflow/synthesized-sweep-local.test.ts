@@ -29,9 +29,12 @@ import { sampleTask } from '../sweeps/support/scripted-rollout.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 import { openRegistrySweepRuntime } from './support/registry-sweep-runner.ts';
 import { synthesizedLocalSweepDefinition } from './support/synthesized-local-sweep.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const FLAKY_ROLLOUT_JOB = fileURLToPath(new URL('./support/flaky-rollout-job.ts', import.meta.url));
 const RUNNER = fileURLToPath(new URL('./support/registry-sweep-runner.ts', import.meta.url));
+/** The runner process ended while the test waited on it: no later check can succeed. */
+class RunnerExitedError extends Error {}
 const DAY_MS = 24 * 3600 * 1000;
 /** A ceiling, not a budget: alone the file takes about 13 s (synth 2 s, each run 4–6 s); the full suite's load can triple that. */
 const TEST_TIMEOUT_MS = 120_000;
@@ -176,11 +179,13 @@ describe('the synthesized sweep definition, run locally', () => {
       // Killed once two of the 8 shard jobs (2 checkpoints × 2 suites × 2 shards) have succeeded.
       const observer = new LocalJobs({ dataDir: fixture.dir, run: false });
       const succeeded = async () => (await observer.list({ category: 'evaluation', status: 'SUCCEEDED' })).filter((j) => j.arraySize).map((j) => j.name);
-      const deadline = Date.now() + 45_000;
-      while ((await succeeded()).length < 2) {
-        if (Date.now() > deadline) throw new Error('no two shard jobs succeeded within 45 s');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null) throw new RunnerExitedError(`runner exited before two shard jobs succeeded (${child.exitCode ?? child.signalCode})`);
+          return (await succeeded()).length >= 2 ? true : undefined;
+        },
+        { what: 'two shard jobs to succeed', timeoutMs: 45_000, everyMs: 25, stopOn: (error) => error instanceof RunnerExitedError },
+      );
       child.kill('SIGKILL');
       await exited;
       const succeededBefore = await succeeded();

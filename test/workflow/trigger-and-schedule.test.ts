@@ -7,6 +7,7 @@ import { STAGES } from '../../lib/config/stages.ts';
 import { nextScheduledTime, startLocalSweepSchedule, toCronParserExpression } from '../../lib/sweeps/local/local-sweep-schedule.ts';
 import { checkpointSweepId, scheduledSweepId, startSweepFromTrigger } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 describe('sweep ids from triggers', () => {
   it('a schedule firing names the sweep after its day', () => {
@@ -77,13 +78,17 @@ describe('local schedule', () => {
 
   it('fires with the scheduled time, then arms the next one; stop ends it', async () => {
     const fired: string[] = [];
-    // Every minute, with a clock 150 ms before the next minute.
-    const start = Date.now();
-    const nextMinute = Math.ceil((start + 1) / 60_000) * 60_000;
-    const offset = nextMinute - 150 - start;
-    const schedule = startLocalSweepSchedule({ expression: 'cron(* * * * ? *)', timezone: 'UTC' }, async (at) => void fired.push(at.toISOString()), { now: () => new Date(Date.now() + offset) });
+    // Every minute, with a clock that reads 150 ms before a minute when the schedule first looks at it and then runs
+    // as real time does (so the timer really waits), however long the machine took to get here.
+    const nextMinute = Date.parse('2026-12-02T10:00:00.000Z');
+    let firstRead: number | undefined;
+    const now = () => {
+      firstRead ??= Date.now();
+      return new Date(nextMinute - 150 + (Date.now() - firstRead));
+    };
+    const schedule = startLocalSweepSchedule({ expression: 'cron(* * * * ? *)', timezone: 'UTC' }, async (at) => void fired.push(at.toISOString()), { now });
     expect(schedule.next().getTime()).toBe(nextMinute);
-    await new Promise((r) => setTimeout(r, 600));
+    await waitFor(() => (fired.length > 0 ? true : undefined), { what: 'the schedule to fire', everyMs: 10 });
     schedule.stop();
     expect(fired).toEqual([new Date(nextMinute).toISOString()]);
     expect(schedule.next().getTime()).toBe(nextMinute + 60_000);

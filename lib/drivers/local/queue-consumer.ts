@@ -99,7 +99,7 @@ export function createQueueConsumer(options: QueueConsumerOptions): QueueConsume
 
   async function loop(): Promise<void> {
     while (running) {
-      let n = 0;
+      let n: number;
       try {
         n = await pollOnce();
       } catch (error) {

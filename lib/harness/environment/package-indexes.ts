@@ -77,7 +77,7 @@ export async function pipSource(python: string, env: NodeJS.ProcessEnv = process
     const { stdout } = await run(python, ['-m', 'pip', 'config', 'list'], { timeout: 30_000, env: { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
     config = parsePipConfigList(stdout);
   } catch {
-    config = {};
+    // no pip config readable: PIP_* variables and the default index decide
   }
   const indexUrl = env['PIP_INDEX_URL'] || config['index-url'] || PYPI;
   const extra = many(env['PIP_EXTRA_INDEX_URL'] ?? config['extra-index-url']);

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { git } from '../git/run-git.ts';
 import { compiledFiles, exactApplyPattern, moduleSourceOf, type DroppedFile } from './compiled-files.ts';
 import { GradingSetupError } from './grading-setup-error.ts';

@@ -71,6 +71,7 @@ beforeAll(async () => {
   timed.pythonCold = Date.now() - t;
   t = Date.now();
   selfEnv = await resolver.resolve({ treeDir: selfTree });
+  timed.selfCold = Date.now() - t;
   t = Date.now();
   nodeEnv = await resolver.resolve({ treeDir: nodeTree });
   timed.nodeCold = Date.now() - t;

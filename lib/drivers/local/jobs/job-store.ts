@@ -82,9 +82,18 @@ export class JobStore {
   list(filter: JobListFilter): JobRow[] {
     const where = ['parent_id IS NULL'];
     const params: string[] = [];
-    if (filter.category) (where.push('category = ?'), params.push(filter.category));
-    if (filter.status) (where.push('status = ?'), params.push(filter.status));
-    if (filter.pool) (where.push('pool = ?'), params.push(filter.pool));
+    if (filter.category) {
+      where.push('category = ?');
+      params.push(filter.category);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.pool) {
+      where.push('pool = ?');
+      params.push(filter.pool);
+    }
     return jobRow.decodeAll(this.#sql.get(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT 1000`).all(...params));
   }
 
