@@ -67,7 +67,7 @@ const nodeInput: NodeLayerInput = {
   source: { args: [], allowHosts: [], readDirs: [], describe: {} },
 };
 
-async function refused(promise: Promise<unknown>): Promise<Error> {
+async function expectRefused(promise: Promise<unknown>): Promise<Error> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e as Error,
@@ -86,7 +86,7 @@ function venv(layer: string, extra: (site: string) => void): void {
 describe('the Python layer, after a build that planted links', () => {
   it('refuses a RECORD that removes through site-packages/zz -> a host folder; the host file survives', async () => {
     const entry = join(work, `entry-${n}`);
-    const error = await refused(
+    const error = await expectRefused(
       buildPythonLayer(entry, pythonInput, context(fakeRunner((layer) =>
         venv(layer, (site) => {
           symlinkSync(host, join(site, 'zz'));
@@ -100,7 +100,7 @@ describe('the Python layer, after a build that planted links', () => {
   });
 
   it('refuses a top_level.txt (egg-info without a file list) naming a path through a link', async () => {
-    await refused(
+    await expectRefused(
       buildPythonLayer(join(work, `entry-${n}`), pythonInput, context(fakeRunner((layer) =>
         venv(layer, (site) => {
           symlinkSync(host, join(site, 'zz'));
@@ -112,12 +112,12 @@ describe('the Python layer, after a build that planted links', () => {
   });
 
   it('refuses a metadata folder that is a link to a host folder (never read, never removed)', async () => {
-    await refused(buildPythonLayer(join(work, `entry-${n}`), pythonInput, context(fakeRunner((layer) => venv(layer, (site) => symlinkSync(host, join(site, 'calc-1.dist-info')))))));
+    await expectRefused(buildPythonLayer(join(work, `entry-${n}`), pythonInput, context(fakeRunner((layer) => venv(layer, (site) => symlinkSync(host, join(site, 'calc-1.dist-info')))))));
     hostIntact();
   });
 
   it('refuses lib/pythonX.Y or site-packages that are links', async () => {
-    await refused(
+    await expectRefused(
       buildPythonLayer(join(work, `entry-${n}-a`), pythonInput, context(fakeRunner((layer) => {
         mkdirSync(join(layer, 'lib'));
         writeTree(host, { 'site-packages/x.dist-info/METADATA': 'Name: calc\n', 'site-packages/x.dist-info/RECORD': '../../../etc/canary.txt,,\n' });
@@ -126,7 +126,7 @@ describe('the Python layer, after a build that planted links', () => {
     );
     hostIntact();
     expect(existsSync(join(host, 'site-packages', 'x.dist-info', 'RECORD'))).toBe(true);
-    await refused(
+    await expectRefused(
       buildPythonLayer(join(work, `entry-${n}-b`), pythonInput, context(fakeRunner((layer) => {
         mkdirSync(join(layer, 'lib', 'python3.99'), { recursive: true });
         symlinkSync(join(host, 'site-packages'), join(layer, SITE));
@@ -157,7 +157,7 @@ describe('the Python layer, after a build that planted links', () => {
 
 describe('the Node layer, after a build that planted links', () => {
   it("refuses a package's node_modules that is a link to a host folder holding the project's package; the host survives", async () => {
-    await refused(
+    await expectRefused(
       buildNodeLayer(join(work, `entry-${n}`), nodeInput, context(fakeRunner((layer) => {
         writeTree(layer, { 'node_modules/a/package.json': JSON.stringify({ name: 'a', version: '1.0.0' }) });
         symlinkSync(host, join(layer, 'node_modules', 'a', 'node_modules'));
@@ -167,9 +167,9 @@ describe('the Node layer, after a build that planted links', () => {
   });
 
   it('refuses node_modules, a scope folder or .bin that are links', async () => {
-    await refused(buildNodeLayer(join(work, `entry-${n}-a`), nodeInput, context(fakeRunner((layer) => symlinkSync(host, join(layer, 'node_modules'))))));
+    await expectRefused(buildNodeLayer(join(work, `entry-${n}-a`), nodeInput, context(fakeRunner((layer) => symlinkSync(host, join(layer, 'node_modules'))))));
     hostIntact();
-    await refused(
+    await expectRefused(
       buildNodeLayer(join(work, `entry-${n}-b`), nodeInput, context(fakeRunner((layer) => {
         mkdirSync(join(layer, 'node_modules'));
         symlinkSync(host, join(layer, 'node_modules', '@scope'));
@@ -178,7 +178,7 @@ describe('the Node layer, after a build that planted links', () => {
     hostIntact();
     writeTree(host, { 'bin/proj': CANARY });
     symlinkSync(join(host, 'proj', 'index.js'), join(host, 'bin', 'proj-link'));
-    await refused(
+    await expectRefused(
       buildNodeLayer(join(work, `entry-${n}-c`), nodeInput, context(fakeRunner((layer) => {
         writeTree(layer, { 'node_modules/proj/package.json': JSON.stringify({ name: 'proj', version: '2.0.0' }) });
         symlinkSync(join(host, 'bin'), join(layer, 'node_modules', '.bin'));
@@ -221,7 +221,7 @@ describe('through the resolver', () => {
         });
       }),
     });
-    await refused(resolver.resolve({ treeDir: tree }));
+    await expectRefused(resolver.resolve({ treeDir: tree }));
     hostIntact();
     expect(readdirSync(cacheDir).filter((name) => !name.startsWith('.build-sandbox'))).toEqual([]);
   });
