@@ -62,8 +62,10 @@ export const TaskRecordSchema = z.looseObject({
   suite: z.string().optional(),
   taskId: z.string().optional(),
   status: z.string().optional(),
-  taskKey: z.string().optional(),
-  task: z.record(z.string(), z.unknown()).optional(),
+  // Whoever wrote it: a `task` that is not an object, or a `taskKey` that is not a string, is not one (the reader
+  // falls back to the next source, as readers always did) rather than a malformed record.
+  taskKey: z.unknown().transform((v) => (typeof v === 'string' ? v : undefined)).optional(),
+  task: z.unknown().transform((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined)).optional(),
 });
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
 

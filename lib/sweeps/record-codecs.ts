@@ -20,11 +20,26 @@ export const sweepRecord = defineRecordCodec({
   keys: (s) => ({ ...sweepKeys.sweep(s.sweepId), gsi1pk: sweepKeys.allSweeps, gsi1sk: sweepKeys.sweepOrder(s.requestedAt, s.sweepId) }),
 });
 
+/**
+ * The execution input as stored: its shape, not the request limits. `startSweep` stores the selection it resolved
+ * (every active suite may be more than the 100 a request may name); validate-sweep checks the limits and fails the
+ * execution with a ValidationError, as it always did.
+ */
+const StoredSweepInputSchema = SweepExecutionInputSchema.extend({
+  sweepId: z.string(),
+  checkpoints: z.array(z.string()).optional(),
+  suites: z.array(z.string()).optional(),
+  modes: z.array(HarnessModeSchema).optional(),
+  attemptsPerTask: z.number().int().optional(),
+  requestedAt: z.string(),
+  requestedBy: z.string().optional(),
+});
+
 /** The execution `startSweep` started (or is about to): its input, so a second start of the id reuses it. */
 export const SweepExecutionRecordSchema = z.object({
   kind: z.literal('sweep-execution'),
   sweepId: z.string(),
-  input: SweepExecutionInputSchema,
+  input: StoredSweepInputSchema,
   executionId: z.string().optional(),
   startedAt: z.string().optional(),
 });
