@@ -63,12 +63,7 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
       modeExampleRecord.encode({
         signalKey: signal.key,
         mode: m.mode,
-        model: signal.model,
-        receivedAt: signal.receivedAt,
-        signalKind: signal.signalKind,
-        rating: signal.rating,
-        ...(signal.outcome ? { outcome: signal.outcome } : {}),
-        ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+        ...signalSummary(signal),
         ...(label.evidence ? { evidence: label.evidence } : {}),
         ...(m.severity ? { severity: m.severity } : {}),
         ...(m.probability !== undefined ? { probability: m.probability } : {}),
@@ -103,12 +98,7 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
         status: 'pending',
         reason: label.review.reason,
         detail: label.review.detail,
-        model: signal.model,
-        receivedAt: signal.receivedAt,
-        signalKind: signal.signalKind,
-        rating: signal.rating,
-        ...(signal.outcome ? { outcome: signal.outcome } : {}),
-        ...(excerpt(signal.text) !== undefined ? { excerpt: excerpt(signal.text) } : {}),
+        ...signalSummary(signal),
         suggested: label.modes,
         suggestedBy: label.source,
         createdAt: label.labelledAt,
@@ -140,4 +130,17 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
 export async function readLabel(ports: Pick<Ports, 'records'>, signalKey: string): Promise<ModeLabel | undefined> {
   const k = modeKeys.label(signalKey);
   return modeLabelRecord.decodeIfPresent(await ports.records.get(k.pk, k.sk));
+}
+
+/** What an example and a review item show of their signal: where it came from and a short excerpt. */
+function signalSummary(signal: Signal) {
+  const text = excerpt(signal.text);
+  return {
+    model: signal.model,
+    receivedAt: signal.receivedAt,
+    signalKind: signal.signalKind,
+    rating: signal.rating,
+    ...(signal.outcome ? { outcome: signal.outcome } : {}),
+    ...(text !== undefined ? { excerpt: text } : {}),
+  };
 }
