@@ -17,9 +17,6 @@ import tseslint from 'typescript-eslint';
 
 /** Names, besides `expect`, that count as an assertion for vitest/expect-expect. */
 const ASSERTION_FUNCTIONS = [
-  'expect',
-  'expectTypeOf',
-  'assert',
   'assert*',
   'expect*',
   // aws-cdk-lib/assertions: template.hasResourceProperties(...), template.resourceCountIs(...)

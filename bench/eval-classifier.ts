@@ -97,8 +97,6 @@ export function evaluateLocal(records: LabelledRecord[] = readLabelledSet()): { 
   };
 }
 
-
-
 export function formatCalibration(title: string, c: Calibration): string[] {
   const lines = [`${title}  (ECE ${num(c.ece)}, Brier ${num(c.brier)}, ${c.items} points)`, '  bin          count  mean conf  accuracy'];
   for (const b of c.bins) {

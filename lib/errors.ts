@@ -8,6 +8,8 @@
  * retrier([ErrorNames.transient], LAMBDA_STEP_RETRY); // { ErrorEquals: ['Flywheel.TransientError'], … }
  */
 
+import type { FieldIssue } from './shared/field-issues.ts';
+
 /** The prefix of every Flywheel error name. */
 export const ERROR_NAMESPACE = 'Flywheel';
 
@@ -33,8 +35,8 @@ export class FlywheelError extends Error {
 
 /** Input that no retry will fix. */
 export class ValidationError extends FlywheelError {
-  readonly issues: ReadonlyArray<{ path: string; message: string }>;
-  constructor(message: string, issues: ReadonlyArray<{ path: string; message: string }> = []) {
+  readonly issues: ReadonlyArray<FieldIssue>;
+  constructor(message: string, issues: ReadonlyArray<FieldIssue> = []) {
     super(ErrorNames.validation, message);
     this.issues = issues;
   }

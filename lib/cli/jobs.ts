@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { openBatchJobs } from '../drivers/aws/open-aws-drivers.ts';
 import { LocalJobs } from '../drivers/local/local-jobs.ts';
 import { localJobDefinitionsFromEnv } from '../drivers/local/jobs/job-definitions.ts';
-import { COMPUTE_CATEGORIES, COMPUTE_POOLS, TERMINAL_JOB_STATUSES, type ComputeCategory, type ComputePool, type JobDescription, type JobsPort, type JobStatus } from '../ports/jobs.ts';
+import { COMPUTE_CATEGORIES, COMPUTE_POOLS, JOB_STATUSES, TERMINAL_JOB_STATUSES, type ComputeCategory, type ComputePool, type JobDescription, type JobsPort, type JobStatus } from '../ports/jobs.ts';
 import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 
@@ -24,7 +24,6 @@ interface JobsTargetFlags {
   region?: string;
 }
 
-const STATUSES: JobStatus[] = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
 
 /** Opens the jobs port the flags point at; `close` releases it. */
 export function openJobsTarget(flags: JobsTargetFlags, env: NodeJS.ProcessEnv = process.env): { jobs: JobsPort; close: () => Promise<void> } {
@@ -41,7 +40,7 @@ function time(ms: number | undefined): string {
 
 function summary(job: JobDescription): string {
   if (!job.arrayStatusSummary) return job.exitCode === undefined ? '' : `exit ${job.exitCode}`;
-  return STATUSES.filter((s) => job.arrayStatusSummary![s]).map((s) => `${s.toLowerCase()} ${job.arrayStatusSummary![s]}`).join(', ');
+  return JOB_STATUSES.filter((s) => job.arrayStatusSummary![s]).map((s) => `${s.toLowerCase()} ${job.arrayStatusSummary![s]}`).join(', ');
 }
 
 /** The `jobs list` table. */
@@ -81,12 +80,12 @@ export function registerJobsCommands(program: Command): void {
 
   jobsTargetOptions(jobs.command('list').description('jobs, newest first'))
     .option('--category <category>', COMPUTE_CATEGORIES.join(' | '))
-    .option('--status <status>', STATUSES.join(' | '))
+    .option('--status <status>', JOB_STATUSES.join(' | '))
     .option('--pool <pool>', COMPUTE_POOLS.join(' | '))
     .option('--json', 'print JSON')
     .action(async (flags: JobsTargetFlags & { category?: string; status?: string; pool?: string; json?: boolean }) => {
       const category = oneOf<ComputeCategory>(flags.category, COMPUTE_CATEGORIES, '--category');
-      const status = oneOf<JobStatus>(flags.status, STATUSES, '--status');
+      const status = oneOf<JobStatus>(flags.status, JOB_STATUSES, '--status');
       const pool = oneOf<ComputePool>(flags.pool, COMPUTE_POOLS, '--pool');
       const listed = await withJobs(flags, (j) => j.list({ ...(category ? { category } : {}), ...(status ? { status } : {}), ...(pool ? { pool } : {}) }));
       process.stdout.write(flags.json ? `${JSON.stringify(listed, null, 2)}\n` : jobsTable(listed));

@@ -23,11 +23,11 @@ export interface JobAccess {
 }
 
 /** Why a job role's object patterns stop at the key family (cdk-nag's IAM5 wildcard findings). */
-export const JOB_KEY_REASON =
+const JOB_KEY_REASON =
   'Job blob keys hold the run id, known only when the job is submitted (a job role takes no per-job session policy): objects are granted per key family of this one bucket (specs, tasks, results, trajectories), never the whole bucket or another bucket.';
 
-/** Grants `access` on the stage's bucket and table to a job role; cdk-nag's wildcard findings get `reason`. */
-export function grantJobAccess(role: iam.IRole & Construct, data: { blobs: ArtifactsBucket; records: RecordsTable }, access: JobAccess, reason: string): void {
-  data.blobs.grantObjectPatterns(role, { ...access.blobs, reason });
+/** Grants `access` on the stage's bucket and table to a job role; cdk-nag's wildcard findings get `JOB_KEY_REASON`. */
+export function grantJobAccess(role: iam.IRole & Construct, data: { blobs: ArtifactsBucket; records: RecordsTable }, access: JobAccess): void {
+  data.blobs.grantObjectPatterns(role, { ...access.blobs, reason: JOB_KEY_REASON });
   data.records.grantPartitions(role, access.records);
 }

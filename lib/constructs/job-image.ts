@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
+import { IMAGE_DEFINITION_INFIX } from '../ports/jobs.ts';
 
 export interface JobImageProps {
   settings: StageSettings;
@@ -107,7 +108,7 @@ export class JobImage extends Construct {
       description: `Flywheel ${settings.stage} ${props.name} jobs: their own blob and record key families only`,
     });
     this.jobDefinitionName = `flywheel-${settings.stage}-${props.name}`;
-    this.imageDefinitionArns = Stack.of(this).formatArn({ service: 'batch', resource: 'job-definition', resourceName: `${this.jobDefinitionName}-env-*` });
+    this.imageDefinitionArns = Stack.of(this).formatArn({ service: 'batch', resource: 'job-definition', resourceName: `${this.jobDefinitionName}${IMAGE_DEFINITION_INFIX}*` });
     const container = new batch.EcsEc2ContainerDefinition(this, 'Container', {
       image: ecs.ContainerImage.fromEcrRepository(this.repository, props.imageTag ?? 'latest'),
       cpu: props.vcpus,
@@ -143,14 +144,14 @@ export class JobImage extends Construct {
 
   /**
    * Lets `grantee` register this definition's clones per environment image (`BatchImageDefinitions`: the sweep's
-   * plan-shards step) and returns the statements' resources that need an IAM5 reason where the grantee's policy is:
+   * plan-shards step); `imageDefinitionArns` is the resource that needs an IAM5 reason where the grantee's policy is:
    * - batch:RegisterJobDefinition on `<definition>-env-*` only, and batch:TagResource there only while registering
    *   (`batch:CreateAction`), since a clone is registered with its tags;
    * - batch:DescribeJobDefinitions, which takes no resource-level permission (`*`);
    * - iam:PassRole on exactly this definition's job and execution roles, to Batch only: a clone runs with the roles
    *   of the definition it copies, no others.
    */
-  grantRegisterImageDefinitions(grantee: iam.IGrantable): { imageDefinitionArns: string } {
+  grantRegisterImageDefinitions(grantee: iam.IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:RegisterJobDefinition'], resources: [this.imageDefinitionArns] }));
     grantee.grantPrincipal.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['batch:TagResource'], resources: [this.imageDefinitionArns], conditions: { StringEquals: { 'batch:CreateAction': 'RegisterJobDefinition' } } }),
@@ -163,6 +164,5 @@ export class JobImage extends Construct {
         conditions: { StringEquals: { 'iam:PassedToService': 'batch.amazonaws.com' } },
       }),
     );
-    return { imageDefinitionArns: this.imageDefinitionArns };
   }
 }

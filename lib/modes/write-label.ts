@@ -58,12 +58,13 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
       await records.delete(k.pk, k.sk);
     }
   }
+  const summary = signalSummary(signal);
   for (const m of label.modes) {
     items.push(
       modeExampleRecord.encode({
         signalKey: signal.key,
         mode: m.mode,
-        ...signalSummary(signal),
+        ...summary,
         ...(label.evidence ? { evidence: label.evidence } : {}),
         ...(m.severity ? { severity: m.severity } : {}),
         ...(m.probability !== undefined ? { probability: m.probability } : {}),
@@ -98,7 +99,7 @@ export async function writeLabel(ports: Pick<Ports, 'records'>, signal: Signal, 
         status: 'pending',
         reason: label.review.reason,
         detail: label.review.detail,
-        ...signalSummary(signal),
+        ...summary,
         suggested: label.modes,
         suggestedBy: label.source,
         createdAt: label.labelledAt,

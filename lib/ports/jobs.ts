@@ -23,8 +23,15 @@ export type ComputeCategory = (typeof COMPUTE_CATEGORIES)[number];
 export const COMPUTE_POOLS = ['gpu', 'cpu'] as const;
 export type ComputePool = (typeof COMPUTE_POOLS)[number];
 
+/**
+ * What joins a job definition's name and an environment image's hash in the name of its clone for that image
+ * (`flywheel-prod-rollout-env-<hash>`): the AWS driver registers those names, the CDK grants `<name>-env-*`.
+ */
+export const IMAGE_DEFINITION_INFIX = '-env-';
+
 /** AWS Batch's job states, used verbatim by both drivers. */
-export type JobStatus = 'SUBMITTED' | 'PENDING' | 'RUNNABLE' | 'STARTING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+export const JOB_STATUSES = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['SUCCEEDED', 'FAILED'];
 

@@ -9,8 +9,8 @@
  * if (!written) duplicates++;
  */
 
-/** An item: its keys plus any JSON-serialisable attributes. */
-export interface RecordItem {
+/** The key attributes of an item: the table's and the two secondary indexes'. */
+export interface RecordKeys {
   /** Partition key, e.g. `FEEDBACK#<eventId>`. */
   pk: string;
   /** Sort key, e.g. `EVENT` or `VOTE#2026-12-02T10:00:00Z`. */
@@ -22,6 +22,10 @@ export interface RecordItem {
   /** Second index (`gsi2`) partition key, e.g. `FEEDBACKDAY#2026-12-02`. */
   gsi2pk?: string;
   gsi2sk?: string;
+}
+
+/** An item: its keys plus any JSON-serialisable attributes. */
+export interface RecordItem extends RecordKeys {
   [attribute: string]: unknown;
 }
 

@@ -6,6 +6,15 @@ export interface FieldIssue {
   message: string;
 }
 
+/**
+ * The first issue of a failed parse, its path dotted (`perTask.1.passed`; `''` for the value as a whole): what a
+ * stored record's or row's error names.
+ */
+export function firstIssue(error: z.ZodError): FieldIssue {
+  const issue = error.issues[0];
+  return { path: issue?.path.map(String).join('.') ?? '', message: issue?.message ?? 'invalid' };
+}
+
 /** Renders a zod path as `events[3].trajectory.inline`, prefixed with `prefix` (e.g. `events[3]`). */
 export function formatPath(path: ReadonlyArray<PropertyKey>, prefix = ''): string {
   let out = prefix;

@@ -13,7 +13,8 @@
  */
 import type { z } from 'zod';
 import { FlywheelError } from '../errors.ts';
-import type { RecordItem } from '../ports/records.ts';
+import type { RecordItem, RecordKeys } from '../ports/records.ts';
+import { firstIssue } from './field-issues.ts';
 
 /** The error name a state machine's Catch (or a log query) matches: `Flywheel.MalformedRecord`. */
 export const MALFORMED_RECORD = 'MalformedRecord';
@@ -30,16 +31,6 @@ export class MalformedRecordError extends FlywheelError {
     this.sk = sk;
     this.field = field;
   }
-}
-
-/** The key attributes of an item: the table's and the two secondary indexes'. */
-export interface RecordKeys {
-  pk: string;
-  sk: string;
-  gsi1pk?: string;
-  gsi1sk?: string;
-  gsi2pk?: string;
-  gsi2sk?: string;
 }
 
 const KEY_ATTRIBUTE_SET: ReadonlySet<string> = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
@@ -120,7 +111,7 @@ function checker<Schema extends z.ZodType>(kind: string, schema: Schema) {
   return (value: unknown, pk: string, sk: string): z.output<Schema> => {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    const issue = result.error.issues[0];
-    throw new MalformedRecordError(kind, pk, sk, issue?.path.map(String).join('.') ?? '', issue?.message ?? 'invalid');
+    const { path, message } = firstIssue(result.error);
+    throw new MalformedRecordError(kind, pk, sk, path, message);
   };
 }

@@ -42,7 +42,6 @@ export class WorkflowsStack extends Stack {
       alarmTopic: props.alarmTopic,
       environment,
       gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
-      rolloutJobDefinitionArn: compute.rollout.jobDefinition.jobDefinitionArn,
       rollout: compute.rollout,
     });
     this.sweepTriggers = new SweepTriggers(this, 'SweepTriggers', {

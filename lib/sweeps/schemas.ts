@@ -19,6 +19,9 @@ export const SweepId = z
   .regex(SWEEP_ID, 'letters, digits, _ and - only, starting with a letter or digit, at most 76')
   .openapi({ example: 'nightly-2026-12-02' });
 
+/** What started a sweep: a person (or client), the schedule, or a new checkpoint. */
+export const SweepTriggerSchema = z.enum(['manual', 'schedule', 'checkpoint']);
+
 const selection = {
   checkpoints: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: the newest active checkpoint of each model.' }),
   suites: z.array(RegistryId).min(1).max(100).optional().openapi({ description: 'Absent: every active suite.' }),
@@ -36,7 +39,7 @@ export const SweepStartInput = z
 export const SweepExecutionInputSchema = z
   .object({
     sweepId: SweepId,
-    trigger: z.enum(['manual', 'schedule', 'checkpoint']),
+    trigger: SweepTriggerSchema,
     ...selection,
     requestedAt: z.iso.datetime({ offset: true }),
     requestedBy: z.string().max(200).optional(),
@@ -50,7 +53,7 @@ export type SweepStatus = z.infer<typeof SweepStatusSchema>;
 export const SweepRecordSchema = z.object({
   kind: z.literal('sweep'),
   sweepId: z.string(),
-  trigger: z.enum(['manual', 'schedule', 'checkpoint']),
+  trigger: SweepTriggerSchema,
   requestedAt: z.string(),
   requestedBy: z.string().optional(),
   /** As resolved once by validate-sweep: a resumed sweep keeps them even if newer checkpoints were registered since. */

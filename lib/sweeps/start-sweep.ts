@@ -9,11 +9,8 @@ import { sweepExecutionRecord } from './record-codecs.ts';
 import { sweepKeys } from './record-keys.ts';
 import { SweepStartInput } from './schemas.ts';
 import { findSweep } from './sweep-record.ts';
+import { SWEEP_WORKFLOW } from './workflow/sweep.asl.ts';
 import type { SweepExecutionInput, SweepTrigger } from './workflow/sweep-steps.ts';
-
-/** The state machine a sweep runs (`workflows.start('sweep', …)`). */
-export const SWEEP_WORKFLOW = 'sweep';
-
 
 export interface StartSweepResult {
   sweepId: string;

@@ -15,9 +15,6 @@
 export const RUNTIME_START_TIMEOUT_MS = 50_000;
 export const PROCESS_TEST_TIMEOUT_MS = 180_000;
 
-/** The error name a `waitFor` that ran out of time throws with. */
-export const WAIT_TIMEOUT_ERROR = 'WaitTimeoutError';
-
 export interface WaitOptions {
   /** What is awaited, for the failure message ("the job to be RUNNING"); a function is read when the wait fails. */
   what: string | (() => string);
@@ -29,8 +26,8 @@ export interface WaitOptions {
   stopOn?: (error: unknown) => boolean;
 }
 
-export class WaitTimeoutError extends Error {
-  override readonly name = WAIT_TIMEOUT_ERROR;
+class WaitTimeoutError extends Error {
+  override readonly name = 'WaitTimeoutError';
 }
 
 /** Resolves with the first value `check` returns that is not `undefined`; a `check` that throws is retried. */

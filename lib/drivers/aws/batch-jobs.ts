@@ -58,6 +58,8 @@ import { IMAGE_REFERENCE, validateJobSubmission } from '../../compute/validate-j
 import {
   COMPUTE_CATEGORIES,
   COMPUTE_POOLS,
+  IMAGE_DEFINITION_INFIX,
+  JOB_STATUSES,
   TERMINAL_JOB_STATUSES,
   type ComputeCategory,
   type ComputePool,
@@ -134,13 +136,12 @@ export const ENVIRONMENT_IMAGE_VARIABLE = 'FLYWHEEL_ENVIRONMENT_IMAGE';
  */
 export function imageDefinitionName(baseName: string, image: string): string {
   const hash = createHash('sha256').update(image).digest('hex').slice(0, 16);
-  return `${baseName.slice(0, 128 - 21)}-env-${hash}`;
+  return `${baseName.slice(0, 128 - IMAGE_DEFINITION_INFIX.length - hash.length)}${IMAGE_DEFINITION_INFIX}${hash}`;
 }
 
 /** Tag values: up to 256 characters. */
 const tagValue = (value: string) => value.slice(0, 256);
 
-const STATUSES: readonly JobStatus[] = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'];
 
 /** Batch's shortest attempt timeout. */
 export const BATCH_MIN_TIMEOUT_SECONDS = 60;
@@ -480,7 +481,7 @@ export class BatchJobs implements JobsPort {
     return details
       .filter((job) => job.arrayProperties?.index === undefined && !job.jobId!.includes(':') && this.#category(job) !== undefined)
       .filter((job) => (filter.category ? this.#category(job) === filter.category : true))
-      .filter((job) => (filter.status ? job.status === filter.status : STATUSES.includes(job.status as JobStatus)))
+      .filter((job) => (filter.status ? job.status === filter.status : JOB_STATUSES.includes(job.status as JobStatus)))
       .map((job) => this.#description(job))
       .sort((a, b) => b.createdAt - a.createdAt)
       .slice(0, 1000);

@@ -46,6 +46,9 @@ const recordItem = z.custom<RecordItem>(
   'not an item with string pk and sk',
 );
 
+/** A page cursor: the last item's sort columns (their count checked against the index queried). */
+const CURSOR_SCHEMA = z.array(z.string());
+
 const itemRow = defineRowCodec('records', { item: jsonColumn(recordItem) });
 
 /** A row of a query page: the item and the sort columns its cursor is made of. */
@@ -154,8 +157,8 @@ export class SqliteRecords implements RecordsPort {
     }
     const direction = input.descending ? 'DESC' : 'ASC';
     if (input.cursor) {
-      const after = z.array(z.string()).length(columns.order.length).safeParse(decodeCursor<unknown>(input.cursor));
-      if (!after.success) throw new ValidationError('Invalid cursor', [{ path: 'cursor', message: 'not a cursor for this index' }]);
+      const after = CURSOR_SCHEMA.safeParse(decodeCursor<unknown>(input.cursor));
+      if (!after.success || after.data.length !== columns.order.length) throw new ValidationError('Invalid cursor', [{ path: 'cursor', message: 'not a cursor for this index' }]);
       where.push(`(${columns.order.join(', ')}) ${input.descending ? '<' : '>'} (${columns.order.map(() => '?').join(', ')})`);
       params.push(...after.data);
     }

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { FlywheelError } from '../../errors.ts';
+import { firstIssue } from '../../shared/field-issues.ts';
 
 /** The error name a log query matches: `Flywheel.MalformedRow`. */
 export const MALFORMED_ROW = 'MalformedRow';
@@ -43,8 +44,8 @@ export function defineRowCodec<Shape extends z.ZodRawShape>(table: string, colum
   const decode = (row: unknown): z.output<z.ZodObject<Shape>> => {
     const result = schema.safeParse(row);
     if (result.success) return result.data;
-    const issue = result.error.issues[0];
-    throw new MalformedRowError(table, issue?.path.map(String).join('.') ?? '', issue?.message ?? 'invalid');
+    const { path, message } = firstIssue(result.error);
+    throw new MalformedRowError(table, path, message);
   };
   return {
     table,

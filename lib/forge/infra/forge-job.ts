@@ -3,7 +3,7 @@ import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { grantJobAccess, JOB_KEY_REASON } from '../../constructs/job-access.ts';
+import { grantJobAccess } from '../../constructs/job-access.ts';
 import { JobImage } from '../../constructs/job-image.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { ROLLOUT_EXIT_CODES } from '../../rollout/rollout-exit-codes.ts';
@@ -43,6 +43,6 @@ export function addForgeJob(scope: Construct, props: ForgeJobProps): JobImage {
     badInputExitCode: ROLLOUT_EXIT_CODES.badInput,
     description: 'Forge: certified tasks made by deleting a feature from a repository with tests',
   });
-  grantJobAccess(forge.jobRole, props.data, FORGE_JOB_ACCESS, JOB_KEY_REASON);
+  grantJobAccess(forge.jobRole, props.data, FORGE_JOB_ACCESS);
   return forge;
 }

@@ -17,11 +17,10 @@ import { lstat, open, readdir, realpath, rmdir, unlink } from 'node:fs/promises'
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { EnvironmentBuildError } from './environment-errors.ts';
+import { MAX_MANIFEST_BYTES } from './read-tree.ts';
 
 const execFileAsync = promisify(execFile);
 
-/** Metadata files bigger than this are read as empty (a RECORD of a large distribution is a few MB). */
-export const MAX_LAYER_TEXT_BYTES = 32 * 1024 * 1024;
 
 /** A layer opened for safe reads and removals. */
 export class LayerFs {
@@ -107,7 +106,8 @@ export class LayerFs {
     if (!parts || !(await this.parentsReal(parts))) return '';
     const path = join(this.root, ...parts);
     const st = await lstat(path).catch(() => undefined);
-    if (!st?.isFile() || st.size > MAX_LAYER_TEXT_BYTES) return '';
+    // Metadata bigger than a manifest may be is read as empty (a RECORD of a large distribution is a few MB).
+    if (!st?.isFile() || st.size > MAX_MANIFEST_BYTES) return '';
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
     if (!handle) return '';
     try {

@@ -348,10 +348,12 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     const planted: string[] = [];
     const streamFailures: string[] = [];
     // With the stream, pytest's outcomes are the stream's; its printed summary is only a cross-check.
-    let reports = check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : others.reports;
+    const nonSummary = others.reports.filter((r) => r.format !== 'pytest-summary');
+    const allReports = check ? [check.report, ...nonSummary] : others.reports;
+    let reports = allReports;
     if (check && stream.sessions.length > 0) {
       const pyIds = [...new Set([...task.failToPass, ...task.passToPass])].filter(isPytestId);
-      const sourced = streamOnly(check, others.reports.filter((r) => r.format !== 'pytest-summary'), pyIds);
+      const sourced = streamOnly(check, nonSummary, pyIds);
       reports = [check.report, ...sourced.reports];
       planted.push(...sourced.planted);
       planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, task.testCommand));
@@ -362,7 +364,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     }
     const problems = [...others.problems, ...(check ? [] : task.testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
     if (check) integrity.push(...channelFlags(check, tree.touched));
-    const disagreements = [...planted, ...reportDisagreements(check ? [check.report, ...others.reports.filter((r) => r.format !== 'pytest-summary')] : reports)];
+    const disagreements = [...planted, ...reportDisagreements(allReports)];
     for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
     const verdict = decideVerdict({
       failToPass: task.failToPass,

@@ -3,7 +3,7 @@ import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { grantJobAccess, JOB_KEY_REASON } from '../../constructs/job-access.ts';
+import { grantJobAccess } from '../../constructs/job-access.ts';
 import { JobImage } from '../../constructs/job-image.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { ROLLOUT_EXIT_CODES } from '../rollout-exit-codes.ts';
@@ -49,6 +49,6 @@ export function addRolloutJob(scope: Construct, props: RolloutJobProps): JobImag
     badInputExitCode: ROLLOUT_EXIT_CODES.badInput,
     description: 'One shard of an eval sweep: attempts in the strict harness, the checkpoint served beside them',
   });
-  grantJobAccess(rollout.jobRole, props.data, rolloutJobAccess(settings.jobReadPrefixes), JOB_KEY_REASON);
+  grantJobAccess(rollout.jobRole, props.data, rolloutJobAccess(settings.jobReadPrefixes));
   return rollout;
 }

@@ -4,7 +4,7 @@ import type { StageSettings } from '../../config/stages.ts';
 import type { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { nagResourceLabel } from './nag-resource-label.ts';
-import { SWEEP_WORKFLOW } from '../start-sweep.ts';
+import { SWEEP_WORKFLOW } from '../workflow/sweep.asl.ts';
 
 /**
  * The sweep state machine's name: `flywheel-<stage>-sweep`, as `SweepStateMachine` (lib/sweeps/infra) names it. The

@@ -24,12 +24,11 @@ export interface SweepStateMachineProps {
   /** Variables every function gets (the AWS ports' configuration). */
   environment: Record<string, string>;
   gpuJobQueueArn: string;
-  rolloutJobDefinitionArn: string;
   /**
    * The rollout image (`lib/constructs/job-image.ts`): plan-shards registers its clones per environment image and
    * the state machine submits shards to them.
    */
-  rollout: Pick<JobImage, 'imageDefinitionArns' | 'grantRegisterImageDefinitions'>;
+  rollout: Pick<JobImage, 'jobDefinition' | 'imageDefinitionArns' | 'grantRegisterImageDefinitions'>;
 }
 
 /** How long each step's Lambda may run: aggregation reads a shard's attempt records; the rest are a few writes. */
@@ -93,8 +92,10 @@ export class SweepStateMachine extends Construct {
     // plan-shards registers the rollout definition's clone for each environment image its tasks name (the shard's
     // ShardRef.jobDefinition); nothing else of the sweep registers, tags or passes roles.
     const plan = this.steps['plan-shards'];
-    plan.fn.addEnvironment(ROLLOUT_JOB_DEFINITION_VARIABLE, props.rolloutJobDefinitionArn);
-    const { imageDefinitionArns } = props.rollout.grantRegisterImageDefinitions(plan.role);
+    const rolloutJobDefinitionArn = props.rollout.jobDefinition.jobDefinitionArn;
+    const { imageDefinitionArns } = props.rollout;
+    plan.fn.addEnvironment(ROLLOUT_JOB_DEFINITION_VARIABLE, rolloutJobDefinitionArn);
+    props.rollout.grantRegisterImageDefinitions(plan.role);
     const planPolicy = plan.role.node.tryFindChild('DefaultPolicy');
     if (planPolicy) {
       Validations.of(planPolicy).acknowledge(
@@ -114,7 +115,7 @@ export class SweepStateMachine extends Construct {
     const definition = sweepDefinition({
       functions: Object.fromEntries(SWEEP_STEP_NAMES.map((step) => [step, this.steps[step].fn.functionArn])) as Record<SweepStepName, string>,
       gpuJobQueue: props.gpuJobQueueArn,
-      rolloutJobDefinition: props.rolloutJobDefinitionArn,
+      rolloutJobDefinition: rolloutJobDefinitionArn,
     });
 
     const logs = new LogGroup(this, 'Logs', {
@@ -134,7 +135,7 @@ export class SweepStateMachine extends Construct {
     );
     // The rollout definition, and its clones per environment image that plan-shards registered (ShardRef.jobDefinition).
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, props.rolloutJobDefinitionArn, imageDefinitionArns] }),
+      new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, rolloutJobDefinitionArn, imageDefinitionArns] }),
     );
     // DescribeJobs takes no resource; TerminateJob (Step Functions stops the .sync job with it) is granted on job ARNs
     // of this account and region only. Job ids are Batch's, so the ARN cannot name one job ahead of time.

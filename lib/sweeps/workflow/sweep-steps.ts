@@ -33,10 +33,12 @@
 import type { BlobsPort } from '../../ports/blobs.ts';
 import type { EventsPort } from '../../ports/events.ts';
 import type { RecordsPort } from '../../ports/records.ts';
+import type { z } from 'zod';
 import type { HarnessMode } from '../../harness/task/harness-mode.ts';
+import type { SweepTriggerSchema } from '../schemas.ts';
 
 /** What started a sweep: `flywheel sweep start`, the per-stage schedule, or a `checkpoint.registered` event. */
-export type SweepTrigger = 'manual' | 'schedule' | 'checkpoint';
+export type SweepTrigger = z.infer<typeof SweepTriggerSchema>;
 
 /** The Lambda steps of the sweep state machine, in the order they run. */
 export const SWEEP_STEP_NAMES = [

@@ -4,7 +4,7 @@
  * set) and one leaf row per child (`<parent>:<index>`), and only leaves run.
  */
 import { z } from 'zod';
-import { COMPUTE_CATEGORIES, COMPUTE_POOLS, type JobStatus } from '../../../ports/jobs.ts';
+import { COMPUTE_CATEGORIES, COMPUTE_POOLS, JOB_STATUSES } from '../../../ports/jobs.ts';
 import { defineRowCodec, integerColumn, jsonColumn } from '../sqlite-rows.ts';
 
 export const JOBS_DDL = `
@@ -40,7 +40,6 @@ CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at);
 /** Leaf rows (single jobs and array children): the rows that run. */
 export const LEAF = 'array_size IS NULL';
 
-const JOB_STATUSES = ['SUBMITTED', 'PENDING', 'RUNNABLE', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED'] as const satisfies readonly JobStatus[];
 const jobStatusColumn = z.enum(JOB_STATUSES);
 
 /** What a submission asked of the process, kept as JSON in the `spec` column. */

@@ -12,6 +12,7 @@
  */
 import type { RunOptions, StateMachine } from 'aws-local-stepfunctions';
 import { z } from 'zod';
+import { firstIssue } from '../../../shared/field-issues.ts';
 import { submitBatchTask, batchSubmitParameters } from './batch-task.ts';
 import { namedError } from './named-error.ts';
 import { taskStates } from './task-states.ts';
@@ -34,8 +35,8 @@ function asJson(value: unknown): JsonValue {
 function decodeParameters<Schema extends z.ZodType>(schema: Schema, input: JsonValue, state: string, errorName: string): z.output<Schema> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw namedError(errorName, `state ${state}: parameter ${issue?.path.map(String).join('.') || '(all)'}: ${issue?.message ?? 'invalid'}`);
+  const { path, message } = firstIssue(result.error);
+  throw namedError(errorName, `state ${state}: parameter ${path || '(all)'}: ${message}`);
 }
 
 /**
