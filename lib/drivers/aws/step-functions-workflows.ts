@@ -38,7 +38,7 @@ import {
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { ResumeLimitExceededError } from './aws-driver-errors.ts';
 import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../shared/canonical-json.ts';
 import { ExecutionAlreadyExistsError, ExecutionNotFoundError } from '../../ports/workflow-errors.ts';
 
 /** The environment variable holding a workflow's state machine ARN: `sweep` → `FLYWHEEL_STATE_MACHINE_SWEEP`. */

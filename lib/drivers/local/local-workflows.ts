@@ -27,7 +27,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { ExecutionDescription, ExecutionStatus, StartOptions, WorkflowsPort } from '../../ports/workflows.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../shared/canonical-json.ts';
 import { ExecutionAlreadyExistsError } from '../../ports/workflow-errors.ts';
 import { aslSubsetViolations } from './asl-subset.ts';
 import { isOrphaned, registerRunner, unregisterRunner } from './workflows/execution-liveness.ts';

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
+import { TaskBehaviourSchema } from './behaviour-schema.ts';
+import { TaskGradingSchema } from './grading-schema.ts';
 
 /**
  * The task format, version 1: what an attempt needs to start (repo, instruction, setup) and to be graded
@@ -82,6 +84,10 @@ export const TaskSchema = z.object({
    * attempt on, beside or instead of tests. Optional; tasks graded by tests alone leave it out.
    */
   rubric: z.array(z.object({ criterion: z.string().min(1).max(2000), weight: z.number().positive().default(1) })).min(1).max(20).optional(),
+  /** How the task is graded (tests, judge, both; `lib/harness/task/grading-schema.ts`); absent: by tests. */
+  grading: TaskGradingSchema.optional(),
+  /** User turns, a simulated user, changing tools, fake services (`lib/harness/task/behaviour-schema.ts`). */
+  behaviour: TaskBehaviourSchema.optional(),
 });
 
 export type Task = z.infer<typeof TaskSchema>;
