@@ -8,21 +8,16 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { toFieldIssues } from '../../shared/field-issues.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
-import { parseTask, RepoSourceSchema, type Task } from '../../harness/task/task-schema.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { findSuite } from '../../registry/get-suite.ts';
-import { taskRecord } from '../../registry/record-codecs.ts';
-import { registerSuite } from '../../registry/register-suite.ts';
-import { clusterRecord, evalDraftRecord, modeCaseRecord, type StoredEvalDraft } from '../record-codecs.ts';
+import { clusterRecord, evalDraftRecord, type StoredEvalDraft } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
 import { loadSignalByKey, type Signal } from '../signal.ts';
 import { readLabel } from '../write-label.ts';
 
 export const DRAFT_TOOL = 'draft_eval_case';
 export const DRAFT_MAX_ATTEMPTS = 3;
-export const DEFAULT_PRIVATE_SUITE = 'failure-modes-private';
 const MAX_SOURCES = 8;
 
 export const DraftRequest = z
@@ -36,12 +31,6 @@ const Drafted = z.strictObject({
   checks: z.array(z.string().min(1).max(2000)).max(20).default([]),
 });
 
-export const ApproveRequest = z.strictObject({
-  approver: z.string().min(1).max(256),
-  suite: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).default(DEFAULT_PRIVATE_SUITE),
-  /** Where the agent works; default the source signals' `context.repo` + `context.commit` (a git repository). */
-  repo: RepoSourceSchema.optional(),
-});
 
 function tool() {
   return {
@@ -142,61 +131,4 @@ export async function listEvalDrafts(ports: Pick<Ports, 'records'>, query: Recor
   const status = query.status === 'approved' ? 'approved' : 'pending';
   const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.drafts(status), descending: true, limit: 100 });
   return { items: page.items.map((item) => evalDraftRecord.decode(item)) };
-}
-
-/**
- * The human approve step: the draft becomes a harness task of a private held-out suite.
- *
- * @example
- * const { task } = await approveEvalDraft(ports, 'draft-1a2b…', { approver: 'ana', repo: { kind: 'git', url, commit } });
- */
-export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id: string, input: unknown): Promise<{ task: Task; suiteVersion: number }> {
-  const r = ApproveRequest.safeParse(input ?? {});
-  if (!r.success) throw new ValidationError('Invalid approval', toFieldIssues(r.error.issues));
-  const key = modeKeys.draft(id);
-  const item = evalDraftRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
-  if (!item) throw new NotFoundError(`No eval draft ${id}`);
-  if (item.status !== 'pending') throw new ConflictError(`Eval draft ${id} is already ${item.status}`);
-  const repo = r.data.repo ?? item.repo;
-  if (!repo) throw new ValidationError('The draft names no repository: give one in `repo`', [{ path: 'repo', message: 'required' }]);
-  const approvedAt = ports.now().toISOString();
-  const { lineage, checks } = item;
-  const taskId = `fm-${id.slice('draft-'.length)}`;
-  const task = parseTask(
-    {
-      schemaVersion: 1,
-      id: taskId,
-      suite: r.data.suite,
-      split: 'held-out',
-      visibility: 'private',
-      repo,
-      instruction: item.instruction,
-      testCommand: checks.length > 0 ? checks.join(' && ') : 'true',
-      failToPass: [],
-      rubric: item.rubric,
-      origin: { kind: lineage.reportIds.length > 0 ? 'report' : 'cluster', ref: lineage.reportIds[0] ?? lineage.clusterIds[0] },
-      metadata: { context: item.context, checks, lineage, draftId: id, approvedBy: r.data.approver, approvedAt, drafter: item.drafter },
-    },
-    `eval draft ${id}`,
-  );
-  await ports.records.put(taskRecord.encode({ suite: r.data.suite, taskId, kind: 'task', task }));
-  const suite = await findSuite(ports.records, r.data.suite);
-  const taskIds = [...new Set([...(suite?.taskIds ?? []), taskId])];
-  const version = (suite?.version ?? 0) + 1;
-  await registerSuite(ports, {
-    id: r.data.suite,
-    version,
-    visibility: 'private',
-    owner: suite?.owner ?? 'failure-modes',
-    description: 'Held-out cases drafted from failure-mode reports and clusters, approved by people.',
-    tasks: { kind: 'records' },
-    taskIds,
-  });
-  for (const mode of lineage.modes) {
-    await ports.records.put(modeCaseRecord.encode({ mode, taskId, suite: r.data.suite, draftId: id, approvedBy: r.data.approver, approvedAt, lineage }));
-  }
-  await ports.records.put(
-    evalDraftRecord.encode({ ...item, status: 'approved', approvedBy: r.data.approver, approvedAt, taskId, suite: r.data.suite, suiteVersion: version }),
-  );
-  return { task, suiteVersion: version };
 }

@@ -7,7 +7,8 @@ import { ModeExamplesQuery } from '../list-mode-examples.ts';
 import { ReviewQueueQuery } from '../list-review-queue.ts';
 import { FailureModesQuery } from '../query-failure-modes.ts';
 import { LABEL_BODY_LIMIT } from './review-queue.ts';
-import { ApproveRequest, DraftRequest } from '../evals/eval-drafts.ts';
+import { ApproveRequest } from '../evals/approve-eval-draft.ts';
+import { DraftRequest } from '../evals/eval-drafts.ts';
 import { DRAFT_BODY_LIMIT } from './eval-drafts.ts';
 
 const obj = (description: string) => ({ description, content: { 'application/json': { schema: z.object({}).passthrough() } } });
