@@ -23,6 +23,7 @@ import { ConfigurationError, ValidationError } from '../../lib/errors.ts';
 import { NamespaceSandboxProvider } from '../../lib/harness/sandbox/namespace-sandbox.ts';
 import { adaptiveConcurrency } from '../../lib/models/adaptive-concurrency.ts';
 import { createModel } from '../../lib/models/create-model.ts';
+import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
 import { startVllmSidecar, type VllmSidecar } from './vllm-sidecar.ts';
@@ -151,12 +152,16 @@ export async function main(env: Env = process.env, log: (line: string) => void =
     const modelSpec = vllm ? `openai:${vllm.model}@${vllm.baseUrl}` : spec.model!;
     const model = adaptiveConcurrency(createModel(modelSpec, { env: env as NodeJS.ProcessEnv }), { initial: spec.concurrency, max: spec.concurrency });
     const provider = new NamespaceSandboxProvider({ root: join(sandboxRoot, 'sandboxes') });
+    // The rubric judge of judge-graded tasks: the spec's, else FLYWHEEL_JUDGE_MODEL (the failure-mode judge's setting).
+    const judgeSpec = spec.judgeModel ?? env[JUDGE_MODEL_ENV]?.trim();
+    const judgeModel = judgeSpec ? createModel(judgeSpec, { env: env as NodeJS.ProcessEnv }) : undefined;
     const { exitCode, result, resultKey } = await runRolloutShard({
       spec,
       shardIndex,
       shardCount,
       ports,
       model,
+      ...(judgeModel ? { judgeModel } : {}),
       provider,
       workDir: join(sandboxRoot, 'sources'),
       baseDir: resolve(env['FLYWHEEL_TASKS_BASE_DIR'] ?? process.cwd()),

@@ -15,6 +15,8 @@ import { ErrorBody } from '../shared/error-body.ts';
 import { REGISTRY_OPERATIONS } from '../registry/http/operations.ts';
 import { SWEEP_OPERATIONS } from '../sweeps/http/operations.ts';
 import { MODES_OPERATIONS } from '../modes/http/operations.ts';
+import { JUDGES_OPERATIONS } from '../judges/http/operations.ts';
+import { ANNOTATION_OPERATIONS } from '../judges/http/annotation-operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -77,6 +79,8 @@ export const OPERATIONS: Record<string, Operation> = {
   ...REGISTRY_OPERATIONS,
   ...SWEEP_OPERATIONS,
   ...MODES_OPERATIONS,
+  ...JUDGES_OPERATIONS,
+  ...ANNOTATION_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

@@ -15,8 +15,26 @@ import { makePostSweepHandler } from '../sweeps/http/post-sweep.ts';
 import { makeApproveEvalDraftHandler, makeListEvalDraftsHandler, makePostEvalDraftHandler } from '../modes/http/eval-drafts.ts';
 import { makeGetFailureModesHandler } from '../modes/http/get-failure-modes.ts';
 import { makeListClustersHandler } from '../modes/http/list-clusters.ts';
+import { makePromoteClusterHandler } from '../modes/http/promote-cluster.ts';
 import { makeListModeExamplesHandler } from '../modes/http/list-mode-examples.ts';
 import { makeListReviewQueueHandler, makePostReviewLabelHandler } from '../modes/http/review-queue.ts';
+import {
+  makeGetJudgeHandler,
+  makeListCalibrationsHandler,
+  makeListJudgesHandler,
+  makePromoteJudgeHandler,
+  makeRegisterJudgeHandler,
+  makeRetireJudgeHandler,
+} from '../judges/http/registry-handlers.ts';
+import {
+  makeCalibrateJudgeHandler,
+  makeDriftCheckHandler,
+  makeGetGoldSetHandler,
+  makeListAnnotationsHandler,
+  makePostAnnotationHandler,
+  makePostAnnotationLabelsHandler,
+  makePostGoldSetHandler,
+} from '../judges/http/annotation-handlers.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -43,9 +61,23 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/review-queue', operationId: 'listReviewQueue', lambda: 'modes/query', apiKeyRequired: true, scope: 'read', make: makeListReviewQueueHandler },
   { method: 'POST', path: '/v1/review-queue/{id}/label', operationId: 'postReviewLabel', lambda: 'modes/query', apiKeyRequired: true, scope: 'admin', make: makePostReviewLabelHandler },
   { method: 'GET', path: '/v1/clusters', operationId: 'listClusters', lambda: 'modes/query', apiKeyRequired: true, scope: 'read', make: makeListClustersHandler },
+  { method: 'POST', path: '/v1/clusters/{id}/promote', operationId: 'promoteCluster', lambda: 'modes/query', apiKeyRequired: true, scope: 'admin', make: makePromoteClusterHandler },
   { method: 'POST', path: '/v1/eval-drafts', operationId: 'postEvalDraft', lambda: 'modes/query', apiKeyRequired: true, scope: 'admin', make: makePostEvalDraftHandler },
   { method: 'GET', path: '/v1/eval-drafts', operationId: 'listEvalDrafts', lambda: 'modes/query', apiKeyRequired: true, scope: 'read', make: makeListEvalDraftsHandler },
   { method: 'POST', path: '/v1/eval-drafts/{id}/approve', operationId: 'approveEvalDraft', lambda: 'modes/query', apiKeyRequired: true, scope: 'admin', make: makeApproveEvalDraftHandler },
+  { method: 'GET', path: '/v1/judges', operationId: 'listJudges', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeListJudgesHandler },
+  { method: 'POST', path: '/v1/judges', operationId: 'registerJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeRegisterJudgeHandler },
+  { method: 'GET', path: '/v1/judges/{name}', operationId: 'getJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeGetJudgeHandler },
+  { method: 'POST', path: '/v1/judges/{name}/promote', operationId: 'promoteJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makePromoteJudgeHandler },
+  { method: 'POST', path: '/v1/judges/{name}/retire', operationId: 'retireJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeRetireJudgeHandler },
+  { method: 'GET', path: '/v1/judges/{name}/calibrations', operationId: 'listJudgeCalibrations', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeListCalibrationsHandler },
+  { method: 'GET', path: '/v1/annotations', operationId: 'listAnnotations', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeListAnnotationsHandler },
+  { method: 'POST', path: '/v1/annotations', operationId: 'postAnnotation', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makePostAnnotationHandler },
+  { method: 'POST', path: '/v1/annotations/{id}/labels', operationId: 'postAnnotationLabels', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makePostAnnotationLabelsHandler },
+  { method: 'POST', path: '/v1/gold-sets', operationId: 'postGoldSet', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makePostGoldSetHandler },
+  { method: 'GET', path: '/v1/gold-sets/{name}', operationId: 'getGoldSet', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeGetGoldSetHandler },
+  { method: 'POST', path: '/v1/judges/{name}/calibrate', operationId: 'calibrateJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeCalibrateJudgeHandler },
+  { method: 'POST', path: '/v1/judges/{name}/drift-check', operationId: 'checkJudgeDrift', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeDriftCheckHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

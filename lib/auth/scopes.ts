@@ -1,8 +1,10 @@
 /**
  * API key scopes. Each route of `lib/api/routes.ts` declares the one it needs:
  * - `ingest`: post feedback and reports (product clients); nothing else;
- * - `read`: read feedback, suites, checkpoints, results, sweeps, failure modes;
- * - `admin`: register suites and checkpoints, start sweeps, label and approve; implies `read`.
+ * - `read`: read feedback, suites, checkpoints, results, sweeps, failure modes, judges and their calibrations, annotation
+ *   queues and gold sets;
+ * - `admin`: register suites, checkpoints and judges, start sweeps, label and approve, promote clusters into modes, promote and retire judges;
+ *   queue and label annotations, create gold sets, calibrate judges and check their drift; implies `read`.
  */
 export const SCOPES = ['ingest', 'read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];

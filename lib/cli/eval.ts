@@ -18,6 +18,8 @@ import { NamespaceSandboxProvider } from '../harness/sandbox/namespace-sandbox.t
 import { HARNESS_MODES, type HarnessMode } from '../harness/task/harness-mode.ts';
 import { adaptiveConcurrency } from '../models/adaptive-concurrency.ts';
 import { createModel } from '../models/create-model.ts';
+import { JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
+import type { BlobsPort } from '../ports/blobs.ts';
 import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 import { formatPercent } from '../format-percent.ts';
@@ -33,8 +35,20 @@ interface EvalRunFlags {
   maxTries: string;
   retryDelayMs: string;
   checkpoint?: string;
+  judgeModel?: string;
   json?: boolean;
   jobs?: string;
+}
+
+/** The rubric judge of judge-graded tasks: `--judge-model`, else FLYWHEEL_JUDGE_MODEL (the failure-mode judge's setting). */
+function judgeSpecFrom(flags: { judgeModel?: string }): string | undefined {
+  return flags.judgeModel?.trim() || process.env[JUDGE_MODEL_ENV]?.trim() || undefined;
+}
+
+/** The harness grader, with the rubric judge when one is configured (judge-graded tasks otherwise end ungraded). */
+function graderFor(provider: NamespaceSandboxProvider, ports: { blobs: BlobsPort }, judgeSpec: string | undefined, log: (line: string) => void) {
+  if (!judgeSpec) log(`no judge model (--judge-model or ${JUDGE_MODEL_ENV}): tasks graded by a judge end ungraded`);
+  return harnessGrader({ provider, blobs: ports.blobs, ...(judgeSpec ? { judge: { model: createModel(judgeSpec) } } : {}) });
 }
 
 /**
@@ -98,6 +112,12 @@ export function summaryTable(results: EvalResults): string {
   if (results.counts['infrastructure-error'] > 0) {
     lines.push(`${results.counts['infrastructure-error']} attempt(s) ended in infrastructure errors: not scored; run again with --run-id ${results.runId} to retry them`);
   }
+  for (const t of results.perTask) {
+    if (t.ungradedReason) lines.push(`${t.taskId}: ungraded — ${t.ungradedReason}`);
+    if (!t.criteria) continue;
+    const parts = Object.entries(t.criteria).map(([id, c]) => `${id} ${pct(c.passRate)}${c.voided > 0 ? ` (${c.voided} voided)` : ''}`);
+    lines.push(`${t.taskId}: judge score ${t.judgeScore === null || t.judgeScore === undefined ? '-' : t.judgeScore.toFixed(2)} · criteria ${parts.join(', ')}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -117,6 +137,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--max-tries <n>', 'tries per attempt when infrastructure fails (sandbox, setup, model endpoint down)', '3')
     .option('--retry-delay-ms <ms>', 'base backoff between those tries', '2000')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
+    .option('--judge-model <spec>', `the rubric judge of tasks graded by a judge (openai:<model>@<baseUrl> | bedrock:<id>; env ${JUDGE_MODEL_ENV})`)
     .option('--jobs <n>', 'run it as an array job of n children on the jobs port (the rollout image, category evaluation), as a sweep runs a shard, one job per environment image its tasks name; a folder suite')
     .option('--json', 'print the results JSON instead of the table')
     .action(async (flags: EvalRunFlags) => {
@@ -170,6 +191,7 @@ export function registerEvalCommands(program: Command): void {
               maxTries,
               retryDelayMs,
               ...(flags.checkpoint ? { checkpoint: flags.checkpoint } : {}),
+              ...(judgeSpecFrom(flags) ? { judgeModel: judgeSpecFrom(flags)! } : {}),
               shards,
               ports,
               jobs,
@@ -195,7 +217,7 @@ export function registerEvalCommands(program: Command): void {
           model,
           provider,
           ports,
-          grade: harnessGrader({ provider, blobs: ports.blobs }),
+          grade: graderFor(provider, ports, judgeSpecFrom(flags), log),
           retry: { maxTries, baseDelayMs: retryDelayMs, maxDelayMs: Math.max(retryDelayMs, 60_000) },
           ...(flags.checkpoint ? { policy: { checkpoint: flags.checkpoint } } : {}),
           onProgress: (event) => log(progressLine(event)),
@@ -221,6 +243,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--resamples <n>', 'bootstrap resamples for the confidence interval', '10000')
     .option('--seed <n>', 'bootstrap seed', '20261202')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
+    .option('--judge-model <spec>', `the rubric judge of tasks graded by a judge (env ${JUDGE_MODEL_ENV})`)
     .option('--json', 'print the report JSON instead of the table')
     .action(async (flags: CompareFlags) => {
       if (!flags.model || flags.model.length === 0) throw new Error('--model is required (repeat it to compare several models)');
@@ -253,7 +276,7 @@ export function registerEvalCommands(program: Command): void {
           provider,
           ports,
           run: flags.run,
-          grade: harnessGrader({ provider, blobs: ports.blobs }),
+          grade: graderFor(provider, ports, judgeSpecFrom(flags), log),
           retry: { maxTries, baseDelayMs: retryDelayMs, maxDelayMs: Math.max(retryDelayMs, 60_000) },
           bootstrap: { resamples, seed },
           ...(flags.checkpoint ? { policy: { checkpoint: flags.checkpoint } } : {}),
@@ -286,6 +309,7 @@ interface CompareFlags {
   resamples: string;
   seed: string;
   checkpoint?: string;
+  judgeModel?: string;
   json?: boolean;
 }
 
@@ -322,6 +346,11 @@ export function compareModesTable(report: CompareModesReport): string {
       .map((mode) => ({ mode, n: m[mode].counts['infrastructure-error'] + m[mode].counts.ungraded + m[mode].missing }))
       .filter((x) => x.n > 0);
     if (notScored.length > 0) lines.push(`${m.model}: not scored: ${notScored.map((x) => `${x.n} ${x.mode} attempt(s)`).join(', ')} (infrastructure errors, ungraded or missing; resume with --run-id ${report.runId})`);
+    const criterionKeys = [...new Set([...Object.keys(m.strict.criteria ?? {}), ...Object.keys(m.lenient.criteria ?? {})])].sort();
+    if (criterionKeys.length > 0) {
+      const rate = (t: { passRate: number | null; judged: number; voided: number } | undefined) => (t ? `${pct(t.passRate)} of ${t.judged}${t.voided > 0 ? ` (${t.voided} voided)` : ''}` : '-');
+      lines.push('', `rubric criteria (judge pass rate) — ${m.model}:`, table(['task:criterion', 'strict', 'lenient'], criterionKeys.map((k) => [k, rate(m.strict.criteria?.[k]), rate(m.lenient.criteria?.[k])])));
+    }
     if (m.lenientOnly.length === 0) continue;
     lines.push('', `passed only in lenient mode — ${m.model}:`);
     for (const t of m.lenientOnly) {

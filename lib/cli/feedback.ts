@@ -40,9 +40,73 @@ interface ListFlags extends TargetFlags {
 }
 
 
-/** `flywheel feedback send|list`: the feedback API from the shell. */
+interface ReportFlags extends TargetFlags {
+  reportId?: string;
+  title: string;
+  body?: string;
+  bodyFile?: string;
+  severity: string;
+  reporter?: string;
+  source: string;
+  link: string[];
+  model: string;
+  traceId?: string;
+  tag: string[];
+  trainingConsent?: boolean;
+  repo?: string;
+  commit?: string;
+  occurredAt?: string;
+}
+
+/** `flywheel feedback send|report|list`: the feedback API from the shell. */
 export function registerFeedbackCommands(program: Command): void {
-  const feedback = program.command('feedback').description('send and list feedback events');
+  const feedback = program.command('feedback').description('send and list feedback events, send reports');
+
+  targetOptions(
+    feedback
+      .command('report')
+      .description(
+        'send a report (POST /v1/reports); only a report sent with --training-consent may be drafted into an eval case',
+      )
+      .requiredOption('--title <text>', 'one line')
+      .option('--body <text>', 'what happened')
+      .option('--body-file <path>', 'read the body from a file ("-" = stdin)')
+      .requiredOption('--severity <s>', 'low | medium | high | critical')
+      .requiredOption('--model <checkpoint>', 'checkpoint id the report is about')
+      .option('--report-id <id>', 'idempotency key (default: a new UUID)')
+      .option('--reporter <who>', 'who reports (default: $USER)')
+      .option('--source <source>', 'internal | automated', 'internal')
+      .option('--link <url>', 'a link (repeatable)', collect, [])
+      .option('--trace-id <id>', 'a trace that shows the problem')
+      .option('--tag <tag>', 'a label (repeatable)', collect, [])
+      .option('--repo <url>', 'git repository the report is about')
+      .option('--commit <sha>', 'commit of --repo')
+      .option('--training-consent', 'the report may be used for training and drafted into an eval case (default: no)')
+      .option('--occurred-at <iso>', 'when it happened'),
+  ).action(async (flags: ReportFlags) => {
+    const target = resolveTarget(flags);
+    const body = flags.bodyFile !== undefined ? readFileSync(flags.bodyFile === '-' ? 0 : flags.bodyFile, 'utf8') : flags.body;
+    const report: Record<string, unknown> = {
+      reportId: flags.reportId ?? randomUUID(),
+      title: flags.title,
+      body,
+      severity: flags.severity,
+      reporter: flags.reporter ?? process.env.USER ?? 'cli',
+      source: flags.source,
+      model: flags.model,
+      trainingConsent: flags.trainingConsent === true,
+    };
+    const optional = { traceId: flags.traceId, repo: flags.repo, commit: flags.commit, occurredAt: flags.occurredAt };
+    for (const [name, value] of Object.entries(optional)) if (value !== undefined) report[name] = value;
+    if (flags.link.length > 0) report.links = flags.link;
+    if (flags.tag.length > 0) report.tags = flags.tag;
+    // A missing body is left out, so the API names it in its 400.
+    if (report.body === undefined) delete report.body;
+    const { status, body: answer } = await callApi(target, 'POST', '/v1/reports', report);
+    // The answer has a `status` of its own ("accepted"): the HTTP status is `httpStatus`.
+    process.stdout.write(`${JSON.stringify({ httpStatus: status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+    if (status >= 300) process.exitCode = 1;
+  });
 
   targetOptions(
     feedback

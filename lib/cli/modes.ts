@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { retrainClassifier } from '../modes/current-classifier.ts';
+import { reindexModeExamples } from '../modes/list-mode-examples.ts';
 import { table } from './table.ts';
 import { callForCli, dataDirFrom, targetOptions, type TargetFlags } from './target.ts';
 
@@ -16,6 +17,11 @@ interface Flags extends TargetFlags {
   labeller?: string;
   severity?: string;
   note?: string;
+  cursor?: string;
+  minClusterSize?: string;
+  minCount?: string;
+  embeddingModel?: string;
+  suggestNames?: string;
   json?: boolean;
 }
 
@@ -39,7 +45,7 @@ async function show(flags: Flags, method: 'GET' | 'POST', path: string, render: 
 type Row = Record<string, unknown>;
 const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 
-/** `flywheel modes list|examples|review|label|clusters|drafts|approve`: the failure-mode API from the shell. */
+/** `flywheel modes list|examples|review|label|clusters|promote-cluster|drafts|approve`: the failure-mode API from the shell. */
 export function registerModesCommands(program: Command): void {
   const modes = program.command('modes').description('failure modes: counts per checkpoint, examples, the review queue, clusters');
 
@@ -58,9 +64,14 @@ export function registerModesCommands(program: Command): void {
       for (const c of cps) {
         const t = c.totals as Row;
         out += `\n${s(c.model)}: ${s(t.signals)} signals, ${s(t.turns)} turns, ratings ${s(t.ratings)}, outcomes ${s(t.outcomes)}\n`;
+        const k = (t.labelKinds as Row | undefined) ?? {};
+        out += `labels: ${s(k.people)} by people, ${s(k.confident)} confident predictions, ${s(k.unreviewed)} unreviewed guesses\n`;
         out += table(
-          ['mode', 'count', 'per1000', 'previous', 'trend'],
-          (c.modes as Row[]).map((m) => [s(m.mode), s(m.count), s(m.perThousandTurns), s(m.previousPerThousandTurns), s(m.trend)]),
+          ['mode', 'count', 'people', 'confident', 'unreviewed', 'per1000', 'previous', 'trend'],
+          (c.modes as Row[]).map((m) => {
+            const b = (m.byLabel as Row | undefined) ?? {};
+            return [s(m.mode), s(m.count), s(b.people), s(b.confident), s(b.unreviewed), s(m.perThousandTurns), s(m.previousPerThousandTurns), s(m.trend)];
+          }),
         );
       }
       return out;
@@ -72,13 +83,18 @@ export function registerModesCommands(program: Command): void {
       .command('examples <mode>')
       .description("a mode's newest examples with evidence, and the eval cases made from it")
       .option('--model <id>', 'only this checkpoint')
-      .option('--limit <n>', 'how many'),
+      .option('--limit <n>', 'how many')
+      .option('--cursor <c>', 'the next page (printed under a full page)'),
   ).action((mode: string, flags: Flags) =>
-    show(flags, 'GET', `/v1/failure-modes/${encodeURIComponent(mode)}/examples${query(flags, ['model', 'limit'])}`, (b) =>
-      table(
-        ['signal', 'model', 'source', 'confidence', 'text'],
-        ((b.items as Row[]) ?? []).map((i) => [s(i.signalKey), s(i.model), s(i.source), s(i.confidence), s((i.evidence as Row | undefined)?.text ?? i.excerpt)]),
-      ),
+    show(
+      flags,
+      'GET',
+      `/v1/failure-modes/${encodeURIComponent(mode)}/examples${query(flags, ['model', 'limit', 'cursor'])}`,
+      (b) =>
+        table(
+          ['signal', 'model', 'source', 'confidence', 'text'],
+          ((b.items as Row[]) ?? []).map((i) => [s(i.signalKey), s(i.model), s(i.source), s(i.confidence), s((i.evidence as Row | undefined)?.text ?? i.excerpt)]),
+        ) + (b.cursor ? `more: --cursor ${s(b.cursor)}\n` : ''),
     ),
   );
 
@@ -122,13 +138,56 @@ export function registerModesCommands(program: Command): void {
       .description('clusters of comments; candidate modes (recurring, not explained by the taxonomy) first')
       .option('--since <iso>', 'window start (default: 28 days before --until)')
       .option('--until <iso>', 'window end')
-      .option('--threshold <cos>', 'cosine similarity to join a cluster (default 0.8)'),
+      .option('--min-cluster-size <n>', 'HDBSCAN: the smallest group that counts as a cluster (default 5)')
+      .option('--min-count <n>', 'a candidate mode has at least this many members (default 3)')
+      .option('--embedding-model <id>', 'cluster the vectors of this embedding model (default: that of the newest comment)')
+      .option('--model <id>', 'only comments about this checkpoint')
+      .option('--suggest-names <how>', 'terms | model (the judge model names up to 10 candidates)'),
   ).action((flags: Flags) =>
-    show(flags, 'GET', `/v1/clusters${query(flags, ['since', 'until', 'threshold'])}`, (b) =>
+    show(flags, 'GET', `/v1/clusters${query(flags, ['since', 'until', 'model', 'minClusterSize', 'minCount', 'embeddingModel', 'suggestNames'])}`, (b) =>
+      `embedding model ${s(b.embeddingModel)}: ${s(b.comments)} comments, ${s(b.noise)} in no cluster, ${s(b.positivesExcluded)} praise left out\n` +
       table(
-        ['id', 'count', 'candidate', 'trend', 'modes', 'example'],
-        ((b.clusters as Row[]) ?? []).map((c) => [s(c.id), s(c.count), c.candidateMode ? 'yes' : '', s((c.trend as Row).direction), s(c.modes), s(((c.examples as Row[]) ?? [])[0]?.text)]),
+        ['id', 'count', 'candidate', 'suggested name', 'top terms', 'trend', 'modes', 'example'],
+        ((b.clusters as Row[]) ?? []).map((c) => [
+          s(c.id),
+          s(c.count),
+          c.promoted ? `promoted: ${s((c.promoted as Row).mode)}` : c.candidateMode ? 'yes' : '',
+          s((c.suggestedName as Row | undefined)?.name),
+          ((c.topTerms as Row[]) ?? []).slice(0, 5).map((t) => s(t.term)).join(' '),
+          s((c.trend as Row).direction),
+          s(c.modes),
+          s(((c.examples as Row[]) ?? [])[0]?.text),
+        ]),
       ),
+    ),
+  );
+
+  modesOptions(
+    modes
+      .command('promote-cluster <clusterId>')
+      .description('adopt a cluster as a new mode: a new taxonomy version, earlier labels mapped to it, its members given the mode as an unreviewed suggestion')
+      .requiredOption('--id <modeId>', 'the new mode id (kebab-case)')
+      .requiredOption('--name <name>', 'the mode name')
+      .requiredOption('--definition <text>', 'what the mode means, for reviewers and the judge')
+      .option('--promoted-by <who>', 'who adopts it (default: $USER)')
+      .option('--example <text...>', 'examples (default: the cluster\'s consented comments)'),
+  ).action((clusterId: string, flags: Flags & { id: string; name: string; definition: string; promotedBy?: string; example?: string[] }) =>
+    show(
+      flags,
+      'POST',
+      `/v1/clusters/${encodeURIComponent(clusterId)}/promote`,
+      (b) => {
+        const t = b.taxonomy as Row;
+        const sl = b.suggestedLabels as Row;
+        return `promoted ${s(b.clusterId)} as ${s((t.mode as Row).id)} in taxonomy v${s(t.version)} (from v${s(t.parentVersion)}); ${s(sl.count)} members have it as an unreviewed suggestion\n`;
+      },
+      {
+        id: flags.id,
+        name: flags.name,
+        definition: flags.definition,
+        promotedBy: flags.promotedBy ?? process.env.USER ?? 'cli',
+        ...(flags.example && flags.example.length > 0 ? { examples: flags.example } : {}),
+      },
     ),
   );
 
@@ -166,6 +225,20 @@ export function registerModesCommands(program: Command): void {
       ...(flags.repo ? { repo: { kind: 'git', url: flags.repo, commit: flags.commit ?? '' } } : {}),
     }),
   );
+
+  modes
+    .command('reindex-examples')
+    .description('give mode examples stored before the per-checkpoint index their index keys, so examples --model finds them (idempotent)')
+    .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
+    .action(async (flags: { dataDir?: string }) => {
+      const ports = await openLocalPorts(dataDirFrom(flags));
+      try {
+        const r = await reindexModeExamples(ports);
+        process.stdout.write(`${r.reindexed} of ${r.scanned} examples reindexed over ${r.modes} modes\n`);
+      } finally {
+        ports.close();
+      }
+    });
 
   modes
     .command('retrain')

@@ -4,7 +4,10 @@ import { registerEvalCommands } from './eval.ts';
 import { registerFeedbackCommands } from './feedback.ts';
 import { registerJobsCommands } from './jobs.ts';
 import { registerKeysCommands } from './keys.ts';
+import { registerRewardSpecCommands } from './reward-spec.ts';
 import { registerModesCommands } from './modes.ts';
+import { registerJudgesCommands } from './judges.ts';
+import { registerAnnotateCommands } from './annotate.ts';
 import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
 import { registerSuiteCommands } from './suite.ts';
@@ -29,6 +32,9 @@ export function buildProgram(): Command {
   registerSuiteCommands(program);
   registerSweepCommands(program);
   registerModesCommands(program);
+  registerJudgesCommands(program);
+  registerAnnotateCommands(program);
   registerKeysCommands(program);
+  registerRewardSpecCommands(program);
   return program;
 }

@@ -103,6 +103,8 @@ export const StoredReport = z.object({
   occurredAt: z.string().optional(),
   receivedAt: z.string(),
   ingestId: z.string(),
+  repo: z.string().optional(),
+  commit: z.string().optional(),
 });
 export type StoredReport = z.output<typeof StoredReport>;
 

@@ -210,6 +210,21 @@ export const ReportInput = z
     tags: Tags.optional(),
     trainingConsent: z.boolean().optional(),
     occurredAt: isoDateTime.optional(),
+    /** The git repository the report is about (an eval case drafted from it starts there). */
+    repo: z
+      .string()
+      .min(1)
+      .max(2048)
+      .regex(/^(https?:\/\/|ssh:\/\/|git@|file:\/\/)[^\s]+$/, { message: 'must be a git URL (https://, ssh://, git@host:path or file://)' })
+      .optional(),
+    /** The commit of `repo` the report is about: a hexadecimal object id (7–64 digits); needs `repo`. */
+    commit: z
+      .string()
+      .regex(/^[0-9a-f]{7,64}$/, { message: 'must be a hexadecimal commit id of 7 to 64 digits' })
+      .optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.commit !== undefined && r.repo === undefined) ctx.addIssue({ code: 'custom', path: ['repo'], message: 'is required when commit is given' });
   })
   .openapi('ReportInput');
 export type ReportInput = z.input<typeof ReportInput>;

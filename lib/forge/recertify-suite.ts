@@ -47,6 +47,7 @@ function repoCommit(task: Task): string | undefined {
 /** Checks one stored task; returns the reason it fails, or undefined when it still certifies. */
 export async function recheckTask(input: { task: Task; repoDir: string; provider: SandboxProvider; k: number; timeoutMs: number }): Promise<string | undefined> {
   const { task, repoDir, provider } = input;
+  if (task.testCommand === undefined) return undefined; // graded by a judge alone: no tests to recertify
   const commit = repoCommit(task);
   const session = await provider.open({ sourceDir: repoDir, ...(commit ? { baseCommit: commit } : {}), mode: 'strict', networkAllowList: task.networkAllowList, limits: { commandTimeoutMs: input.timeoutMs, outputBytes: 16 << 20 } });
   try {

@@ -64,6 +64,12 @@ export const CriterionAgreementSchema = z.strictObject({
   confusion: z.strictObject({ labels: z.array(z.string()), matrix: z.array(z.array(z.number().int())) }),
   /** Kappa between two people on the double-labelled slice: the ceiling a judge can be held to. */
   humanCeiling: Interval.optional(),
+  /**
+   * Set when kappa and alpha are undefined (judge and gold use one and the same class on every item, so chance
+   * agreement is 1; scikit-learn answers NaN): `kappa` and `alpha` then read 0 with a zero-width interval, and the
+   * acceptance rule refuses the criterion whatever its thresholds.
+   */
+  kappaUndefined: z.string().optional(),
 });
 export type CriterionAgreement = z.infer<typeof CriterionAgreementSchema>;
 

@@ -13,6 +13,8 @@ import { isProcessAlive } from '../shared/process-liveness.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { startLocalSweeps } from '../sweeps/local/local-sweep-runtime.ts';
 import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts';
+import { localTrainerJobDefinition, startLocalDerivations } from '../judges/local/local-derive-judges.ts';
+import { startLocalDriftWatch } from '../judges/drift/local/local-drift-watch.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
@@ -138,12 +140,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
   // The runtime is the data folder's jobs runner: Batch jobs (the state machines' Batch tasks, `flywheel jobs submit`)
   // run here as child processes under the five categories (lib/drivers/local/local-jobs.ts).
-  const local = await openLocalPorts(dataDir, { maxReceiveCount, jobs: { definitions: localJobDefinitionsFromEnv() } });
+  const local = await openLocalPorts(dataDir, { maxReceiveCount, jobs: { definitions: { trainer: localTrainerJobDefinition(), ...localJobDefinitionsFromEnv() } } });
   const { close: closePorts, ...localPorts } = local;
   // Sweeps: the sweep state machine's definition run by the local workflows driver, its shards as local jobs, the
   // stage's schedule (FLYWHEEL_SCHEDULE=off turns it off) and the checkpoint.registered trigger
   // (lib/sweeps/local/local-sweep-runtime.ts). Its workflows port serves `POST /v1/sweeps`.
   const sweeps = local.jobs ? startLocalSweeps({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
+  // Judge derivations: a checkpoint registered as the top model starts one (lib/judges/local/local-derive-judges.ts);
+  // its trainer job runs `python3 -m flywheel_trainer job` (batch-images/trainer/) as a local job.
+  const derivations = local.jobs ? startLocalDerivations({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
   const ports = { ...localPorts, ...(sweeps ? { workflows: sweeps.workflows } : {}) };
   const apiKey = ensureLocalApiKey(dataDir);
   // The runtime's own key: an admin key of the default tenant (idempotent; a revoked one stays revoked).
@@ -161,6 +166,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // (lib/modes/local/local-modes-pipeline.ts), as the EventBridge rule → SQS → Lambda on AWS. It runs on the consumer
   // thread (lib/local/consumer-worker.ts), or here when the consumer does.
   const modes = options.consumerThread === false ? startLocalModesPipeline(localPorts, { dataDir, maxReceiveCount, logger }) : undefined;
+  // Drift watch: judge.verdict (published by the failure-mode chain on either thread) from the event log → the same
+  // handler as the judges/drift-watch Lambda, which queues disagreements and a sample for people
+  // (lib/judges/drift/local/local-drift-watch.ts). A light tail of the log: it runs here on the main thread.
+  const drift = startLocalDriftWatch(localPorts, { logger, maxReceiveCount });
   const server = createLocalServer({ routes, ports, throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -178,6 +187,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await server.close();
         await consumer.stop();
         await modes?.stop();
+        await drift.stop();
+        await derivations?.close();
         await sweeps?.close();
         await local.jobs?.close();
         await closePorts();

@@ -5,11 +5,15 @@
  * leaves the signal in review, and a judge endpoint that is down fails the delivery so the queue retries it (and
  * dead-letters it after the stage's receive count).
  */
+import { JUDGE_VERDICT, type JudgeVerdictDetail } from '../judges/events.ts';
+import { judgeRefString, type JudgeRef } from '../judges/judge-identity.ts';
+import { registerJudge } from '../judges/registry/register-judge.ts';
 import { ModelRequestError } from '../models/model-errors.ts';
 import type { ModelsPort } from '../ports/models.ts';
 import type { Ports } from '../ports/ports.ts';
+import type { RecordsPort } from '../ports/records.ts';
 import type { ClassifierSource } from './current-classifier.ts';
-import { judgeSignal, type JudgeFailure } from './judge-signal.ts';
+import { failureModeJudgeDefinition, judgeSignal, type JudgeFailure } from './judge-signal.ts';
 import { flattenText, isNegative, type Signal } from './signal.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 import type { Taxonomy } from './taxonomy/taxonomy.ts';
@@ -22,7 +26,8 @@ export const JUDGE_MIN_CONFIDENCE = 0.6;
 const TRAJECTORY_MAX_BYTES = 2 * 1024 * 1024;
 
 export interface ChainDeps {
-  ports: Pick<Ports, 'records' | 'blobs' | 'now' | 'metrics'>;
+  /** With `events`, a `judge.verdict` is published after each verdict of the judge (the drift watch samples them). */
+  ports: Pick<Ports, 'records' | 'blobs' | 'now' | 'metrics'> & Partial<Pick<Ports, 'events'>>;
   classifier: ClassifierSource;
   /** The LLM judge; absent: unsure local labels go to review as they are. */
   judge?: ModelsPort;
@@ -38,6 +43,29 @@ const FAILURE_REASON: Record<JudgeFailure, ReviewReason> = {
   'evidence-not-found': 'judge-evidence-not-found',
   'no-answer': 'judge-no-answer',
 };
+
+/** Registrations of the chain's judge made by this process, per records store (a tenant's view is one). */
+const registered = new WeakMap<RecordsPort, Map<string, Promise<JudgeRef>>>();
+
+/**
+ * The registry's reference of the judge the chain runs (model, prompt, tool schema, taxonomy version): registered
+ * idempotently on first use and cached per process, so every label the judge gives names the exact judge version.
+ *
+ * @example
+ * const ref = await chainJudgeRef(ports, judge.id, taxonomy); // { name: 'failure-mode', version: '3f2a9c0d1e2b' }
+ */
+export async function chainJudgeRef(ports: Pick<Ports, 'records' | 'now'>, modelId: string, taxonomy: Taxonomy): Promise<JudgeRef> {
+  let byKey = registered.get(ports.records);
+  if (!byKey) registered.set(ports.records, (byKey = new Map()));
+  const key = `${modelId}\u0000${taxonomy.version}`;
+  let ref = byKey.get(key);
+  if (!ref) {
+    ref = registerJudge(ports, { ...failureModeJudgeDefinition(modelId, taxonomy), by: 'failure-mode-chain' }).then((r) => r.ref);
+    byKey.set(key, ref);
+    ref.catch(() => byKey.delete(key)); // a failed registration is tried again by the next signal
+  }
+  return ref;
+}
 
 /**
  * @example
@@ -58,11 +86,12 @@ export async function classifySignal(deps: ChainDeps, signal: Signal, taxonomyIn
 
   let label: ModeLabel;
   let outcome: ChainOutcome;
+  let verdict: JudgeVerdictDetail | undefined;
   const trajectory = deps.judge && signal.trajectoryKey && isNegative(signal) ? await readTrajectory(deps, signal.trajectoryKey) : undefined;
 
   if (signal.text === undefined) {
     if (deps.judge && trajectory !== undefined) {
-      ({ label, outcome } = await judged(deps, taxonomy, signal, trajectory, base, undefined));
+      ({ label, outcome, verdict } = await judged(deps, taxonomy, signal, trajectory, base, undefined));
     } else {
       label = { ...base, modes: [], source: 'none', confidence: 0, unclassifiable: signal.nonText ? 'non-text' : 'no-text' };
       outcome = 'none';
@@ -95,8 +124,12 @@ export async function classifySignal(deps: ChainDeps, signal: Signal, taxonomyIn
         outcome = 'review';
       }
     } else {
-      ({ label, outcome } = await judged(deps, taxonomy, signal, trajectory, base, local));
+      ({ label, outcome, verdict } = await judged(deps, taxonomy, signal, trajectory, base, local));
     }
+  }
+  // Published before the label is written: a crash between the two redoes both (the same event id), never loses one.
+  if (verdict && ports.events) {
+    await ports.events.publish([{ type: JUDGE_VERDICT, id: `${JUDGE_VERDICT}:${signal.key}:${judgeRefString(verdict.judge)}`, detail: verdict }]);
   }
   await writeLabel(ports, signal, label);
   ports.metrics?.count(`ModesLabel_${outcome}`);
@@ -110,8 +143,9 @@ async function judged(
   trajectory: string | undefined,
   base: Pick<ModeLabel, 'signalKey' | 'model' | 'taxonomyVersion' | 'labelledAt'>,
   local: ModeLabel | undefined,
-): Promise<{ label: ModeLabel; outcome: ChainOutcome }> {
+): Promise<{ label: ModeLabel; outcome: ChainOutcome; verdict?: JudgeVerdictDetail }> {
   const judge = deps.judge!;
+  const judgeRef = await chainJudgeRef(deps.ports, judge.id, taxonomy);
   const fallback: ModeLabel = local ?? { ...base, modes: [], source: 'none', confidence: 0 };
   let result;
   try {
@@ -130,13 +164,13 @@ async function judged(
   } catch (error) {
     // A request the endpoint refuses for good will not get better on redelivery: a person looks instead.
     if (error instanceof ModelRequestError) {
-      return { label: { ...fallback, judgeModel: judge.id, review: { reason: 'judge-error', detail: error.message.slice(0, 500) } }, outcome: 'review' };
+      return { label: { ...fallback, judgeModel: judge.id, judge: judgeRef, review: { reason: 'judge-error', detail: error.message.slice(0, 500) } }, outcome: 'review' };
     }
     throw error;
   }
   if (!result.ok) {
     return {
-      label: { ...fallback, judgeModel: result.model, judgeAttempts: result.attempts, review: { reason: FAILURE_REASON[result.reason], detail: result.message.slice(0, 500) } },
+      label: { ...fallback, judgeModel: result.model, judge: judgeRef, judgeAttempts: result.attempts, review: { reason: FAILURE_REASON[result.reason], detail: result.message.slice(0, 500) } },
       outcome: 'review',
     };
   }
@@ -147,15 +181,26 @@ async function judged(
     source: 'judge',
     confidence: v.confidence,
     judgeModel: result.model,
+    judge: judgeRef,
     judgeAttempts: result.attempts,
     ...(local?.classifierVersion ? { classifierVersion: local.classifierVersion } : {}),
     ...(v.modes.length > 0 ? { evidence: { text: v.evidence, source: v.evidenceSource } } : {}),
   };
+  const named = new Set(v.modes.map((m) => m.mode));
+  const verdict: JudgeVerdictDetail = {
+    judge: judgeRef,
+    subject: { kind: 'signal', signalKey: signal.key },
+    // Every mode of the taxonomy, in the gold-item vocabulary: yes for the modes named, no for the others.
+    labels: Object.fromEntries(taxonomy.modes.map((m) => [`mode:${m.id}`, named.has(m.id) ? 'yes' : 'no'])),
+    fine: v.modes.length === 0,
+    ...(signal.rating !== 'none' ? { userRating: signal.rating } : {}),
+    at: base.labelledAt,
+  };
   const min = deps.judgeMinConfidence ?? JUDGE_MIN_CONFIDENCE;
   if (v.confidence < min) {
-    return { label: { ...label, review: { reason: 'judge-low-confidence', detail: `judge confidence ${v.confidence.toFixed(2)} < ${min}` } }, outcome: 'review' };
+    return { label: { ...label, review: { reason: 'judge-low-confidence', detail: `judge confidence ${v.confidence.toFixed(2)} < ${min}` } }, outcome: 'review', verdict };
   }
-  return { label, outcome: 'judge' };
+  return { label, outcome: 'judge', verdict };
 }
 
 async function readTrajectory(deps: ChainDeps, key: string): Promise<string | undefined> {

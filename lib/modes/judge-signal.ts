@@ -7,6 +7,7 @@
  * never guessed at; the chain then sends the signal to the human review queue.
  */
 import { z } from 'zod';
+import type { JudgeDefinitionInput } from '../judges/judge-identity.ts';
 import type { ChatMessage, ModelsPort, ToolDefinition } from '../ports/models.ts';
 import type { Taxonomy } from './taxonomy/taxonomy.ts';
 
@@ -79,6 +80,32 @@ export function judgeTool(taxonomy: Taxonomy): ToolDefinition {
   };
 }
 
+/** The failure-mode chain's judge in the judge registry (`lib/judges/registry/`): one name, a version per definition. */
+export const FAILURE_MODE_JUDGE = 'failure-mode';
+/** The decoding the chain's judge asks with (part of its identity). */
+const JUDGE_SAMPLING = { temperature: 0 } as const;
+
+/**
+ * The judge the chain runs, as the registry identifies it: the model, the system prompt, the tool's parameters as the
+ * output schema, the decoding and the taxonomy version. Any of them changing (a new model, a taxonomy version with
+ * other modes) is a new version of `failure-mode`.
+ *
+ * @example
+ * const { ref } = await registerJudge(ports, failureModeJudgeDefinition(judge.id, taxonomy));
+ */
+export function failureModeJudgeDefinition(modelId: string, taxonomy: Taxonomy): JudgeDefinitionInput {
+  return {
+    name: FAILURE_MODE_JUDGE,
+    kind: 'failure-mode',
+    model: modelId,
+    prompt: systemPrompt(taxonomy),
+    decoding: { ...JUDGE_SAMPLING },
+    outputSchema: judgeTool(taxonomy).parameters,
+    taxonomyVersion: taxonomy.version,
+    description: 'The failure-mode chain’s LLM judge: labels an unsure signal with modes of the taxonomy, a severity each and quoted evidence.',
+  };
+}
+
 function systemPrompt(taxonomy: Taxonomy): string {
   const modes = taxonomy.modes
     .map((m) => `- ${m.id} (${m.name}): ${m.definition}\n  e.g. ${m.examples.slice(0, 2).map((e) => JSON.stringify(e)).join('; ')}`)
@@ -124,7 +151,7 @@ export async function judgeSignal(model: ModelsPort, taxonomy: Taxonomy, input: 
   const tools = [judgeTool(taxonomy)];
   let last: { reason: JudgeFailure; message: string } = { reason: 'no-answer', message: 'no answer' };
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const reply = await model.chat({ messages, tools, sampling: { temperature: 0 }, returnTokens: false });
+    const reply = await model.chat({ messages, tools, sampling: { ...JUDGE_SAMPLING }, returnTokens: false });
     const call = reply.message.toolCalls.find((c) => c.name === JUDGE_TOOL) ?? reply.message.toolCalls[0];
     const raw = call ? call.arguments : reply.message.content;
     const checked = check(raw, live, comment, trajectory);

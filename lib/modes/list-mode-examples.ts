@@ -29,24 +29,22 @@ export async function listModeExamples(ports: Pick<Ports, 'records'>, mode: stri
   }
   const taxonomy = await ensureTaxonomy(ports.records);
   const definition = taxonomy.modes.find((x) => x.id === mode);
-  const items: ModeExample[] = [];
-  let cursor = q.data.cursor;
-  // Filtering by model happens in memory: scan a few pages at most to fill one.
-  for (let pages = 0; pages < 10 && items.length < q.data.limit; pages++) {
-    const page = await ports.records.query({ partition: modeKeys.examplePartition(mode), descending: true, limit: q.data.limit, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) {
-      const example = modeExampleRecord.decode(item);
-      if (q.data.model === undefined || example.model === q.data.model) items.push(example);
-    }
-    cursor = page.cursor;
-    if (!cursor) break;
-  }
+  // One query per page: with --model the examples of that checkpoint are their own index partition (gsi1
+  // `MODEEXMODEL#<mode>#<model>`), so the page is full whenever that many exist and the cursor is the store's own.
+  const page = await ports.records.query({
+    ...(q.data.model !== undefined ? { index: 'gsi1' as const, partition: modeKeys.exampleByModel(mode, q.data.model) } : { partition: modeKeys.examplePartition(mode) }),
+    descending: true,
+    limit: q.data.limit,
+    ...(q.data.cursor ? { cursor: q.data.cursor } : {}),
+  });
+  const items: ModeExample[] = page.items.map((item) => modeExampleRecord.decode(item));
+  const cursor = page.cursor;
   const cases = await ports.records.query({ partition: modeKeys.modeCasesPartition(mode), descending: true, limit: 100 });
   return {
     mode,
     taxonomyVersion: taxonomy.version,
     ...(definition ? { name: definition.name, definition: definition.definition } : { retiredOrUnknown: true }),
-    items: items.slice(0, q.data.limit),
+    items,
     ...(cursor ? { cursor } : {}),
     // The page is the mode's: its cases need not repeat it.
     cases: cases.items.map((item) => {
@@ -54,4 +52,31 @@ export async function listModeExamples(ports: Pick<Ports, 'records'>, mode: stri
       return modeCase;
     }),
   };
+}
+
+/**
+ * Gives examples stored before the per-checkpoint index existed their index keys (`MODEEXMODEL#<mode>#<model>`), so
+ * `?model=` finds them. Idempotent: examples that have the keys are left alone. Walks the example partitions of every
+ * mode the newest taxonomy names, live or retired.
+ *
+ * @example
+ * const { reindexed } = await reindexModeExamples(ports); // `flywheel modes reindex-examples`
+ */
+export async function reindexModeExamples(ports: Pick<Ports, 'records'>): Promise<{ modes: number; scanned: number; reindexed: number }> {
+  const taxonomy = await ensureTaxonomy(ports.records);
+  const modes = [...new Set([...taxonomy.modes.map((m) => m.id), ...taxonomy.retired.map((r) => r.id)])];
+  let scanned = 0;
+  let reindexed = 0;
+  for (const mode of modes) {
+    let cursor: string | undefined;
+    do {
+      const page = await ports.records.query({ partition: modeKeys.examplePartition(mode), limit: 1000, ...(cursor ? { cursor } : {}) });
+      const stale = page.items.filter((item) => item.gsi1pk === undefined);
+      scanned += page.items.length;
+      if (stale.length > 0) await ports.records.putMany(stale.map((item) => modeExampleRecord.encode(modeExampleRecord.decode(item))));
+      reindexed += stale.length;
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  return { modes: modes.length, scanned, reindexed };
 }

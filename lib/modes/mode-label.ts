@@ -3,6 +3,7 @@
  * label, label history) and returned. The schema is the stored shape; `record-codecs.ts` stores and reads it.
  */
 import { z } from 'zod';
+import { JudgeRefSchema } from '../judges/judge-identity.ts';
 import { SEVERITIES } from './judge-signal.ts';
 
 export const LabelSource = z.enum(['local', 'judge', 'human', 'none']);
@@ -36,6 +37,8 @@ export const ModeLabel = z.object({
   taxonomyVersion: z.number(),
   classifierVersion: z.string().optional(),
   judgeModel: z.string().optional(),
+  /** The registered judge version that gave (or failed to give) this label (`lib/judges/registry/`). */
+  judge: JudgeRefSchema.optional(),
   judgeAttempts: z.number().optional(),
   evidence: z.object({ text: z.string(), source: z.enum(['comment', 'trajectory']) }).optional(),
   /** Why nothing was classified: no text, or text without any known word. */

@@ -6,12 +6,16 @@
  * Turns: there is no served-turn metric in the platform yet, so the denominator is the number of distinct turns
  * (`traceId:turnId`) that produced any signal in the window (ratings, comments, outcomes): "per thousand turns with
  * feedback". Implicit outcomes (accepted, reverted, retried, corrected) and ratings are counted beside the modes.
+ *
+ * Each mode's count is split by how sure its labels are (`byLabel`): `people` (a person labelled it), `confident`
+ * (the local classifier or the judge, at confidence ≥ `CONFIDENT_LABEL` and not waiting for a person) and
+ * `unreviewed` (guesses: below that confidence, or in the pending review queue). `count` is their sum.
  */
 import { z } from 'zod';
 import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
-import { modelSeenRecord, tallyRecord, type StoredTally } from './record-codecs.ts';
+import { modelSeenRecord, reviewItemRecord, tallyRecord, type StoredTally } from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
 
@@ -28,9 +32,21 @@ export const FailureModesQuery = z.strictObject({
 
 export const TURNS_BASIS = 'distinct turns (traceId:turnId) with any signal in the window';
 
+/** A model's label at or above this confidence, not waiting for review, counts as a confident prediction. */
+export const CONFIDENT_LABEL = 0.6;
+
+/** How a mode's count splits by who labelled and how sure: people's labels, confident predictions, unreviewed guesses. */
+export interface LabelKinds {
+  people: number;
+  confident: number;
+  unreviewed: number;
+}
+
 export interface ModeCount {
   mode: string;
   count: number;
+  /** `count` split: people's labels, confident predictions, unreviewed guesses. */
+  byLabel: LabelKinds;
   perThousandTurns: number;
   previousCount: number;
   previousPerThousandTurns: number;
@@ -46,6 +62,8 @@ export interface WindowTotals {
   outcomes: { accepted: number; reverted: number; retried: number; corrected: number };
   reports: number;
   labelled: Record<string, number>;
+  /** Signals with at least one mode, split like each mode's count. */
+  labelKinds: LabelKinds;
   withoutMode: number;
 }
 
@@ -88,7 +106,26 @@ async function tallies(ports: Pick<Ports, 'records'>, model: string, from: Date,
   return [...rest, ...byVote.values()];
 }
 
-function totalsOf(rows: StoredTally[]): { totals: WindowTotals; byMode: Map<string, number> } {
+/** Which kind of label a tally row carries. */
+export function labelKindOf(row: Pick<StoredTally, 'source' | 'confidence' | 'signalKey'>, pendingReview: ReadonlySet<string>): keyof LabelKinds {
+  if (row.source === 'human') return 'people';
+  if (row.source !== 'none' && row.confidence >= CONFIDENT_LABEL && !pendingReview.has(row.signalKey)) return 'confident';
+  return 'unreviewed';
+}
+
+/** Signal keys waiting in the review queue. */
+async function pendingReviews(ports: Pick<Ports, 'records'>): Promise<Set<string>> {
+  const out = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.reviewQueue('pending'), limit: 1000, ...(cursor ? { cursor } : {}) });
+    for (const item of page.items) out.add(reviewItemRecord.decode(item).signalKey);
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+function totalsOf(rows: StoredTally[], pendingReview: ReadonlySet<string>): { totals: WindowTotals; byMode: Map<string, number>; kinds: Map<string, LabelKinds> } {
   const turns = new Set<string>();
   const totals: WindowTotals = {
     signals: rows.length,
@@ -97,9 +134,11 @@ function totalsOf(rows: StoredTally[]): { totals: WindowTotals; byMode: Map<stri
     outcomes: { accepted: 0, reverted: 0, retried: 0, corrected: 0 },
     reports: 0,
     labelled: {},
+    labelKinds: { people: 0, confident: 0, unreviewed: 0 },
     withoutMode: 0,
   };
   const byMode = new Map<string, number>();
+  const kinds = new Map<string, LabelKinds>();
   for (const r of rows) {
     if (r.turn) turns.add(r.turn);
     totals.ratings[r.rating]++;
@@ -107,10 +146,17 @@ function totalsOf(rows: StoredTally[]): { totals: WindowTotals; byMode: Map<stri
     if (r.signalKind === 'report') totals.reports++;
     totals.labelled[r.source] = (totals.labelled[r.source] ?? 0) + 1;
     if (r.modes.length === 0) totals.withoutMode++;
-    for (const m of r.modes) byMode.set(m, (byMode.get(m) ?? 0) + 1);
+    const kind = labelKindOf(r, pendingReview);
+    if (r.modes.length > 0) totals.labelKinds[kind]++;
+    for (const m of r.modes) {
+      byMode.set(m, (byMode.get(m) ?? 0) + 1);
+      const k = kinds.get(m) ?? { people: 0, confident: 0, unreviewed: 0 };
+      k[kind]++;
+      kinds.set(m, k);
+    }
   }
   totals.turns = turns.size;
-  return { totals, byMode };
+  return { totals, byMode, kinds };
 }
 
 const perThousand = (n: number, turns: number) => (turns === 0 ? 0 : Math.round((n / turns) * 1000 * 100) / 100);
@@ -147,16 +193,18 @@ export async function queryFailureModes(ports: Pick<Ports, 'records' | 'now'>, q
   const prevSince = new Date(since.getTime() - span);
   const prevUntil = new Date(since.getTime() - 1);
   const checkpoints: CheckpointModes[] = [];
+  const pending = await pendingReviews(ports);
   for (const model of models) {
-    const now = totalsOf(await tallies(ports, model, since, until));
-    const before = totalsOf(await tallies(ports, model, prevSince, prevUntil));
+    const now = totalsOf(await tallies(ports, model, since, until), pending);
+    const before = totalsOf(await tallies(ports, model, prevSince, prevUntil), pending);
     const ids = [...new Set([...taxonomy.modes.map((m) => m.id), ...now.byMode.keys(), ...before.byMode.keys()])];
     const modes = ids.map((mode) => {
       const count = now.byMode.get(mode) ?? 0;
       const previousCount = before.byMode.get(mode) ?? 0;
       const rate = perThousand(count, now.totals.turns);
       const prevRate = perThousand(previousCount, before.totals.turns);
-      return { mode, count, perThousandTurns: rate, previousCount, previousPerThousandTurns: prevRate, ...trendOf(rate, prevRate) };
+      const byLabel = now.kinds.get(mode) ?? { people: 0, confident: 0, unreviewed: 0 };
+      return { mode, count, byLabel, perThousandTurns: rate, previousCount, previousPerThousandTurns: prevRate, ...trendOf(rate, prevRate) };
     });
     checkpoints.push({ model, totals: now.totals, previous: before.totals, upPerThousandTurns: perThousand(now.totals.ratings.up, now.totals.turns), modes });
   }

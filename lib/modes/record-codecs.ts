@@ -12,6 +12,7 @@ import { SEVERITIES } from './judge-signal.ts';
 import { LabelledMode, LabelSource, ModeLabel, ReviewReason } from './mode-label.ts';
 import { modeKeys, pad10, TAXONOMY_PK, taxonomySortKey } from './record-keys.ts';
 import { Taxonomy } from './taxonomy/taxonomy.ts';
+import { TaskBehaviourSchema } from '../harness/task/behaviour-schema.ts';
 
 /** What kind of signal a row is about: the feedback event's kind, or `report`. */
 const SignalKind = z.enum(['rating', 'comment', 'outcome', 'report']);
@@ -38,7 +39,7 @@ export const feedbackSignalView = defineRecordView({
 /** A report as the chain reads it; its title and body may be anything. */
 export const reportSignalView = defineRecordView({
   kind: 'report',
-  schema: StoredReport.pick({ reportId: true, severity: true, model: true, traceId: true, trainingConsent: true, receivedAt: true }).extend({
+  schema: StoredReport.pick({ reportId: true, severity: true, model: true, traceId: true, trainingConsent: true, receivedAt: true, repo: true, commit: true }).extend({
     title: z.unknown().optional(),
     body: z.unknown().optional(),
   }),
@@ -110,7 +111,8 @@ export type ModeExample = z.output<typeof ModeExample>;
 export const modeExampleRecord = defineRecordCodec({
   kind: 'mode example',
   schema: ModeExample,
-  keys: (e) => modeKeys.example(e.mode, e.receivedAt, e.signalKey),
+  // gsi1: the same examples per mode and checkpoint, so `--model` is a key condition, not a filter.
+  keys: (e) => ({ ...modeKeys.example(e.mode, e.receivedAt, e.signalKey), gsi1pk: modeKeys.exampleByModel(e.mode, e.model), gsi1sk: `${e.receivedAt}#${e.signalKey}` }),
 });
 
 /** A consented signal labelled by the judge or a person: what the local classifier retrains on. */
@@ -195,6 +197,16 @@ export const clusterRecord = defineRecordCodec({
     /** The first 500 members. */
     signalKeys: z.array(z.string()),
     computedAt: z.string(),
+    /** The embedding model of every member's vector (one model per clustering; absent on leader-clustering records). */
+    embeddingModel: z.string().optional(),
+    /** The first 500 members; `text` only for those with training consent. */
+    members: z.array(z.object({ signalKey: z.string(), receivedAt: z.string(), text: z.string().optional() })).optional(),
+    /** c-TF-IDF of the cluster's consented texts against the rest, best first. */
+    topTerms: z.array(z.object({ term: z.string(), weight: z.number() })).optional(),
+    /** A name and mode id made from the top terms (or by the judge model when one is configured). */
+    suggestedName: z.object({ name: z.string(), id: z.string(), by: z.enum(['terms', 'model']) }).optional(),
+    /** Set once a person promoted the cluster into a taxonomy version. */
+    promoted: z.object({ mode: z.string(), taxonomyVersion: z.number(), promotedBy: z.string(), promotedAt: z.string() }).optional(),
   }),
   keys: (c) => ({ ...modeKeys.cluster(c.id), gsi1pk: modeKeys.clusters, gsi1sk: `${pad10(c.count)}#${c.id}` }),
 });
@@ -222,6 +234,8 @@ export const StoredEvalDraft = z.object({
   checks: z.array(z.string()),
   lineage: CaseLineage,
   repo: DraftRepo.optional(),
+  /** User turns, a simulated user, changing tools, fake services, when the complaint needs them (copied onto the task). */
+  behaviour: TaskBehaviourSchema.optional(),
   approvedBy: z.string().optional(),
   approvedAt: z.string().optional(),
   taskId: z.string().optional(),
@@ -264,6 +278,44 @@ export const taxonomyRecord = defineRecordCodec({
   kind: 'taxonomy version',
   schema: z.object({ version: z.number(), taxonomy: Taxonomy, createdAt: z.string() }),
   keys: (t) => ({ pk: TAXONOMY_PK, sk: taxonomySortKey(t.version) }),
+});
+
+/** How labels of taxonomy version n read in version n+1: every mode id of n and the mode id it maps to. */
+export const taxonomyMappingRecord = defineRecordCodec({
+  kind: 'taxonomy mapping',
+  schema: z.object({
+    fromVersion: z.number(),
+    toVersion: z.number(),
+    /** Every mode id of `fromVersion` (live or retired) → its id in `toVersion`. */
+    modes: z.record(z.string(), z.string()),
+    /** Modes `toVersion` adds, and the cluster each came from. */
+    added: z.array(z.object({ mode: z.string(), fromCluster: z.string().optional() })),
+    /** Signals given an added mode as a suggested, unreviewed label. */
+    suggestedLabels: z.number(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+  }),
+  keys: (m) => modeKeys.taxonomyMapping(m.fromVersion, m.toVersion),
+});
+
+/**
+ * A mode suggested for a signal and not reviewed by anyone (a member of a promoted cluster). It is not a label: it
+ * changes no count, no tally and no training set until a person labels the signal.
+ */
+export const suggestedLabelRecord = defineRecordCodec({
+  kind: 'suggested mode label',
+  schema: z.object({
+    signalKey: z.string(),
+    mode: z.string(),
+    taxonomyVersion: z.number(),
+    source: z.literal('cluster'),
+    clusterId: z.string(),
+    embeddingModel: z.string().optional(),
+    reviewed: z.literal(false),
+    suggestedBy: z.string(),
+    suggestedAt: z.string(),
+  }),
+  keys: (l) => ({ ...modeKeys.suggestedLabel(l.signalKey, l.mode), gsi1pk: modeKeys.suggestedForMode(l.mode), gsi1sk: `${l.suggestedAt}#${l.signalKey}` }),
 });
 
 /** The sequence number of the last local event the local pipeline queued. */

@@ -8,7 +8,8 @@
  * | label history | `MODESIGNAL#<signalKey>` | `HISTORY#<at>#<source>` | | |
  * | tally (one per signal: the counter row) | `MODETALLY#<model>#<day>` | `<signalKey>` | | |
  * | models seen | `MODEMODELS` | `<model>` | | |
- * | example of a mode | `MODEEX#<mode>` | `<receivedAt>#<signalKey>` | | |
+ * | example of a mode | `MODEEX#<mode>` | `<receivedAt>#<signalKey>` | `MODEEXMODEL#<mode>#<model>` / `<receivedAt>#<signalKey>` | |
+ * | suggested (unreviewed) mode of a signal | `MODESIGNAL#<signalKey>` | `SUGGESTED#<mode>` | `MODESUGGESTED#<mode>` / `<suggestedAt>#<signalKey>` | |
  * | review item | `MODEREVIEW#<signalKey>` | `ITEM` | `MODEREVIEWQ#<status>` / `<createdAt>#<signalKey>` | |
  * | training example (consented, judge or human) | `MODETRAIN#<signalKey>` | `EXAMPLE` | `MODETRAINING` / `<labelledAt>#<signalKey>` | |
  * | comment embedding | `MODEEMB#<signalKey>` | `VECTOR` | `MODEEMBDAY#<day>` / `<receivedAt>#<signalKey>` | |
@@ -16,6 +17,7 @@
  * | eval draft | `MODEDRAFT#<id>` | `DRAFT` | `MODEDRAFTS#<status>` / `<createdAt>#<id>` | |
  * | case made from a mode | `MODECASES#<mode>` | `<approvedAt>#<taskId>` | | |
  * | taxonomy version | `TAXONOMY` | `VERSION#<version, 10 digits>` | | |
+ * | label mapping between versions | `TAXONOMY` | `MAPPING#<from, 10 digits>#<to, 10 digits>` | | |
  * | local pipeline's event cursor | `MODESLOCAL` | `EVENTCURSOR` | | |
  *
  * Tallies are one row per signal, so counting is idempotent by construction: a redelivered `feedback.stored`
@@ -28,6 +30,11 @@ export const modeKeys = {
   models: 'MODEMODELS',
   examplePartition: (mode: string) => `MODEEX#${mode}`,
   example: (mode: string, receivedAt: string, signalKey: string) => ({ pk: `MODEEX#${mode}`, sk: `${receivedAt}#${signalKey}` }),
+  /** gsi1 partition of a mode's examples from one checkpoint (examples written before this index existed lack it). */
+  exampleByModel: (mode: string, model: string) => `MODEEXMODEL#${mode}#${model}`,
+  suggestedLabel: (signalKey: string, mode: string) => ({ pk: `MODESIGNAL#${signalKey}`, sk: `SUGGESTED#${mode}` }),
+  suggestedForMode: (mode: string) => `MODESUGGESTED#${mode}`,
+  taxonomyMapping: (from: number, to: number) => ({ pk: 'TAXONOMY', sk: `MAPPING#${pad10(from)}#${pad10(to)}` }),
   review: (signalKey: string) => ({ pk: `MODEREVIEW#${signalKey}`, sk: 'ITEM' }),
   reviewQueue: (status: 'pending' | 'done') => `MODEREVIEWQ#${status}`,
   training: (signalKey: string) => ({ pk: `MODETRAIN#${signalKey}`, sk: 'EXAMPLE' }),

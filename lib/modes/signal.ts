@@ -71,6 +71,8 @@ function signalOfReport(item: RecordItem): Signal {
     day: utcDay(report.receivedAt),
     ...(report.traceId !== undefined ? { turn: `${report.traceId}:report` } : {}),
     severity: report.severity,
+    // The repository and commit a report names, where an eval case drafted from it starts.
+    ...(report.repo !== undefined && report.commit !== undefined ? { context: { repo: report.repo, commit: report.commit } } : {}),
   };
 }
 

@@ -16,6 +16,8 @@ export interface CheckpointRegisteredDetail {
   registeredAt: string;
   /** Whether the registrant asked for a sweep (`sweep: false` registers quietly). */
   sweep: boolean;
+  /** Whether the registrant marked it the new top model (starts a judge derivation, `lib/judges/workflow/`). */
+  topModel?: boolean;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function registerCheckpoint(
     ...(stored.parent ? { parent: stored.parent } : {}),
     registeredAt: stored.registeredAt,
     sweep: c.sweep,
+    ...(c.topModel ? { topModel: true } : {}),
   };
   await ports.events.publish([{ type: CHECKPOINT_REGISTERED, id: `${CHECKPOINT_REGISTERED}:${stored.id}`, detail: { ...detail } }]);
   return { checkpoint: stored, created: written };

@@ -86,6 +86,8 @@ export const CheckpointInput = z
     serving: ServingSchema,
     /** Start a sweep on it at once (the workflow's `checkpoint.registered` rule); default true. */
     sweep: z.boolean().default(true),
+    /** The new top model: its `checkpoint.registered` event starts a judge derivation (`lib/judges/workflow/`); default false. */
+    topModel: z.boolean().default(false),
     metadata: z.record(z.string(), z.unknown()).superRefine(boundedJson({ maxBytes: CHECKPOINT_METADATA_MAX_BYTES })).default({}),
   })
   .strict()

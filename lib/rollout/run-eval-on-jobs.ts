@@ -53,6 +53,8 @@ export interface RunEvalOnJobsInput {
   maxTries: number;
   retryDelayMs: number;
   checkpoint?: string;
+  /** The rubric judge's model spec for judge-graded tasks (default: the children's FLYWHEEL_JUDGE_MODEL). */
+  judgeModel?: string;
   /** Children of the array job (1: a single job). */
   shards: number;
   /**
@@ -101,6 +103,7 @@ async function runJob(input: RunEvalOnJobsInput, startedAt: Date): Promise<JobRu
     suiteDir: input.suiteDir,
     ...(input.onlyTaskIds ? { taskIds: input.taskIds } : {}),
     model: input.model,
+    ...(input.judgeModel ? { judgeModel: input.judgeModel } : {}),
     ...(input.checkpoint ? { checkpoint: input.checkpoint } : {}),
     mode: input.mode,
     attempts: input.attempts,

@@ -32,6 +32,8 @@ export interface RunRolloutShardInput {
   shardCount: number;
   ports: { records: RecordsPort; blobs: BlobsPort };
   model: ModelsPort;
+  /** The rubric judge's model, for judge-graded tasks (without it they end `ungraded`). */
+  judgeModel?: ModelsPort;
   provider: SandboxProvider;
   /** Scratch space for fetched repositories. */
   workDir: string;
@@ -128,7 +130,7 @@ export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ ex
     model: input.model,
     provider: input.provider,
     ports: input.ports,
-    grade: harnessGrader({ provider: input.provider, blobs: input.ports.blobs }),
+    grade: harnessGrader({ provider: input.provider, blobs: input.ports.blobs, ...(input.judgeModel ? { judge: { model: input.judgeModel } } : {}) }),
     retry: { maxTries: spec.maxTries, baseDelayMs: spec.retryDelayMs, maxDelayMs: Math.max(spec.retryDelayMs, 60_000) },
     ...(spec.checkpoint ? { policy: { checkpoint: spec.checkpoint, ...(spec.weightVersion !== undefined ? { weightVersion: spec.weightVersion } : {}) } } : {}),
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),

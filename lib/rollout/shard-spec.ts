@@ -49,6 +49,11 @@ export const ShardSpecFields = z.object({
   taskIds: z.array(z.string().min(1)).min(1).optional(),
   /** A model spec (`openai:<model>@<baseUrl>`, `bedrock:<id>`); optional when FLYWHEEL_VLLM_COMMAND serves one. */
   model: z.string().min(1).optional(),
+  /**
+   * The rubric judge's model spec, for tasks graded by a judge (`task.grading.by` judge/both); default the job's
+   * FLYWHEEL_JUDGE_MODEL. Without one, such tasks end `ungraded` (`judge-not-configured`), never passed.
+   */
+  judgeModel: z.string().min(1).optional(),
   /** The checkpoint under test, recorded in trajectories as the policy version. */
   checkpoint: z.string().min(1).optional(),
   weightVersion: z.union([z.string(), z.number()]).optional(),

@@ -46,6 +46,18 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     if (embeddingModel) fn.fn.addEnvironment(EMBEDDING_MODEL_ENV, embeddingModel);
     grantBedrockModels(fn, judgeModel);
   },
+  // The judge registry: registers versions, promotes and retires them (conditional writes on the records table),
+  // reads calibration reports; publishes judge.promoted and judge.demoted.
+  'judges/api': (fn, data, deps) => {
+    fn.readWriteRecords(data.records);
+    if (deps?.bus) fn.publishEvents(deps.bus);
+    // Annotation queues and calibration read signals' and attempts' blobs (trajectories, diffs); calibrating a
+    // failure-mode judge calls the judge model (context `judgeModel`), InvokeModel granted only on a Bedrock model it names.
+    fn.readBlobs(data.blobs);
+    const judgeModel = fn.node.tryGetContext('judgeModel') as string | undefined;
+    if (judgeModel) fn.fn.addEnvironment(JUDGE_MODEL_ENV, judgeModel);
+    grantBedrockModels(fn, judgeModel);
+  },
 };
 
 export interface ApiStackProps extends StackProps {

@@ -11,6 +11,7 @@ import type { FlywheelFunction } from '../constructs/flywheel-function.ts';
 import type { QueueAlarms } from '../constructs/queue-alarms.ts';
 import { addFeedbackProcessor } from '../feedback/infra/feedback-processor.ts';
 import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
+import { DriftWatch } from '../judges/infra/drift-watch.ts';
 import { SlackChannel } from '../people/infra/slack-channel.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
@@ -37,6 +38,8 @@ export class PipelineStack extends Stack {
   readonly ingestAgeAlarms: QueueAlarms;
   /** feedback.stored / report.stored → SQS (+DLQ) → the failure-mode classifier. */
   readonly modes: ModesPipeline;
+  /** judge.verdict → SQS (+DLQ) → the drift watch (disagreements and a sample queued for people). */
+  readonly driftWatch: DriftWatch;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps) {
     super(scope, id, props);
@@ -86,6 +89,16 @@ export class PipelineStack extends Stack {
       environment: functionEnvironment(data, this.bus),
       ...(judgeModel ? { judgeModel } : {}),
       ...(embeddingModel ? { embeddingModel } : {}),
+    });
+    // The chain publishes judge.verdict after each verdict of the failure-mode judge (the drift watch samples them).
+    this.modes.classifier.publishEvents(this.bus);
+    this.driftWatch = new DriftWatch(this, 'DriftWatch', {
+      settings,
+      bus: this.bus,
+      records: data.records,
+      blobs: data.blobs,
+      alarmTopic: this.alarmTopic,
+      environment: functionEnvironment(data, this.bus),
     });
   }
 }

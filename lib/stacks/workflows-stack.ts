@@ -3,6 +3,7 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
+import { DeriveJudgesStateMachine } from '../judges/infra/derive-judges-state-machine.ts';
 import { SweepExecutionAlarms } from '../sweeps/infra/sweep-execution-alarms.ts';
 import { SweepNotices } from '../sweeps/infra/sweep-notices.ts';
 import { SweepStateMachine } from '../sweeps/infra/sweep-state-machine.ts';
@@ -29,6 +30,8 @@ export class WorkflowsStack extends Stack {
   readonly sweepTriggers: SweepTriggers;
   readonly sweepAlarms: SweepExecutionAlarms;
   readonly sweepNotices: SweepNotices;
+  /** The judge derivation started by a top checkpoint (lib/judges/infra/derive-judges-state-machine.ts). */
+  readonly deriveJudges: DeriveJudgesStateMachine;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -54,6 +57,16 @@ export class WorkflowsStack extends Stack {
     });
     this.sweepAlarms = new SweepExecutionAlarms(this, 'SweepExecutionAlarms', { sweep: this.sweep, alarmTopic: props.alarmTopic });
     this.sweepNotices = new SweepNotices(this, 'SweepNotices', { bus: props.bus, alarmTopic: props.alarmTopic });
+    this.deriveJudges = new DeriveJudgesStateMachine(this, 'DeriveJudges', {
+      settings,
+      records: data.records,
+      blobs: data.blobs,
+      bus: props.bus,
+      alarmTopic: props.alarmTopic,
+      environment,
+      cpuJobQueueArn: compute.cpu.queue.jobQueueArn,
+      jobLogs: compute.jobLogs,
+    });
     new CfnOutput(this, 'SweepStateMachineArn', {
       value: this.sweep.stateMachine.stateMachineArn,
       description: 'The sweep state machine (FLYWHEEL_STATE_MACHINE_SWEEP for `flywheel sweep start --target aws`)',

@@ -9,6 +9,7 @@ import type { RecordsPort } from '../ports/records.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
 import { cellRecord, shardPartRecord, TaskTallySchema, type CellRecord, type ShardPartRecord, type TaskTally } from './record-codecs.ts';
 import { shardIndexOf, sweepBlobKeys, sweepKeys } from './record-keys.ts';
+import { mergeJudgeSummaries } from '../harness/eval/criterion-scores.ts';
 import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import { scoreTallies } from './score-interval.ts';
 import type { SweepRecordBody } from './schemas.ts';
@@ -59,6 +60,7 @@ export async function recomputeCell(
   const ok = parts.filter((p) => p.status === 'succeeded');
   const perTask = ok.flatMap((p) => p.perTask).sort((a, b) => a.taskId.localeCompare(b.taskId));
   const s = scoreTallies(perTask);
+  const judge = mergeJudgeSummaries(ok.map((p) => p.judge));
   const at = sweep.requestedAt;
   const item: CellRecord = {
     kind: 'sweep-result',
@@ -82,6 +84,7 @@ export async function recomputeCell(
     at,
     updatedAt: ports.now().toISOString(),
     attemptsPerTask: sweep.attemptsPerTask,
+    ...(judge ? { judge } : {}),
   };
   const tallies = JSON.stringify(perTask);
   if (Buffer.byteLength(tallies) <= PER_TASK_INLINE_MAX_BYTES) item.perTask = perTask;

@@ -1,4 +1,6 @@
+import type { AttemptRecord } from '../harness/attempt/attempt-record.ts';
 import { listAttemptRecords } from '../harness/attempt/read-attempt-records.ts';
+import { judgeSummary } from '../harness/eval/criterion-scores.ts';
 import { listParts, recomputeCell, shardPartKey } from './aggregate-cell.ts';
 import { shardPartRecord, type ShardPartRecord, type TaskTally } from './record-codecs.ts';
 import { shardIndexOf, sweepKeys } from './record-keys.ts';
@@ -100,10 +102,11 @@ export function failureReason(cause: string | undefined): string | undefined {
   return cause.slice(0, 300);
 }
 
-async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pick<ShardPartRecord, 'perTask' | 'ungraded' | 'infrastructureErrors'>> {
+async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pick<ShardPartRecord, 'perTask' | 'ungraded' | 'infrastructureErrors' | 'judge'>> {
   const wanted = new Set(spec.taskIds);
   const byTask = new Map<string, TaskTally>(spec.taskIds.map((id) => [id, { taskId: id, scored: 0, passed: 0 }]));
   const seen = new Set<string>();
+  const counted: AttemptRecord[] = [];
   let ungraded = 0;
   let infrastructureErrors = 0;
   for (const runId of shardAttemptRunIds(spec)) {
@@ -112,6 +115,7 @@ async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pi
       const id = `${r.taskId}#${r.n}`;
       if (!wanted.has(r.taskId) || r.mode !== spec.mode || r.n >= spec.attempts || seen.has(id)) continue;
       seen.add(id);
+      counted.push(r);
       const t = byTask.get(r.taskId)!;
       if (r.status === 'passed') {
         t.scored++;
@@ -121,7 +125,9 @@ async function tallyAttempts(ports: SweepStepPorts, spec: ShardSpec): Promise<Pi
       else infrastructureErrors++;
     }
   }
-  return { perTask: [...byTask.values()], ungraded, infrastructureErrors };
+  // Judge-graded attempts (passed or failed: a judgement on the grade) add their rubric scores per criterion.
+  const judge = judgeSummary(counted.filter((r) => r.status === 'passed' || r.status === 'failed'));
+  return { perTask: [...byTask.values()], ungraded, infrastructureErrors, ...(judge ? { judge } : {}) };
 }
 
 async function rebuildCellOf(ports: SweepStepPorts, sweepId: string, shard: ShardRef): Promise<void> {

@@ -1,3 +1,5 @@
+import type { JudgeSummary } from '../harness/eval/criterion-scores.ts';
+import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
 import { getSuite } from '../registry/get-suite.ts';
@@ -8,6 +10,17 @@ import { toResult } from './record-views.ts';
 import type { Comparison, SweepReport } from './schemas.ts';
 import { findSweep } from './sweep-record.ts';
 import { NotFoundError } from '../errors.ts';
+
+/** A cell's judge-graded attempts: mean rubric score and per-criterion pass rates (`taskId:criterionId`). */
+export interface JudgedCell {
+  checkpoint: string;
+  suite: string;
+  mode: HarnessMode;
+  judge: JudgeSummary;
+}
+
+/** The sweep report, with the judge-graded cells' per-criterion scores when the sweep had judge-graded tasks. */
+export type SweepReportWithJudges = SweepReport & { judged?: JudgedCell[] };
 
 async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWith: string): Promise<RecordItem[]> {
   const out: RecordItem[] = [];
@@ -30,8 +43,9 @@ async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWit
  * @example
  * const report = await getSweepReport(ports, 'nightly-2026-12-02');
  * for (const r of report.results) console.log(r.checkpoint, r.suite, r.mode, r.score, r.ci);
+ * for (const j of report.judged ?? []) console.log(j.suite, j.mode, j.judge.meanScore, j.judge.criteria);
  */
-export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>, sweepId: string, options: { executionId?: string } = {}): Promise<SweepReport> {
+export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>, sweepId: string, options: { executionId?: string } = {}): Promise<SweepReportWithJudges> {
   const executionKey = sweepKeys.execution(sweepId);
   const started = sweepExecutionRecord.decodeIfPresent(await ports.records.get(executionKey.pk, executionKey.sk));
   const executionId = options.executionId ?? started?.executionId;
@@ -75,6 +89,9 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
   }
   const order = (c: { checkpoint: string; suite: string; mode: string }) => [sweep.suites.findIndex((s) => s.id === c.suite), sweep.checkpoints.indexOf(c.checkpoint), c.mode === 'strict' ? 0 : 1];
   const cmp = (a: number[], b: number[]) => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+  const judged = cells
+    .flatMap((c): JudgedCell[] => (c.judge ? [{ checkpoint: c.checkpoint, suite: c.suite, mode: c.mode, judge: c.judge }] : []))
+    .sort((a, b) => cmp(order(a), order(b)));
   return {
     sweep: {
       sweepId: sweep.sweepId,
@@ -96,6 +113,7 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
     results: cells.map(toResult).sort((a, b) => cmp(order(a), order(b))),
     comparisons: comparisons.sort((a, b) => cmp(order(a), order(b))),
     saturated,
+    ...(judged.length > 0 ? { judged } : {}),
   };
 }
 

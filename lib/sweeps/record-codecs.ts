@@ -8,6 +8,7 @@
  * const sweep = sweepRecord.decodeIfPresent(await records.get(key.pk, key.sk));
  */
 import { z } from 'zod';
+import { JudgeSummarySchema } from '../harness/eval/criterion-scores.ts';
 import { HarnessModeSchema } from '../harness/task/harness-mode.ts';
 import { ResultView } from '../registry/schemas.ts';
 import { defineRecordCodec } from '../shared/record-codec.ts';
@@ -71,6 +72,8 @@ export const ShardPartRecordSchema = z.object({
   perTask: z.array(TaskTallySchema),
   ungraded: z.number().int(),
   infrastructureErrors: z.number().int(),
+  /** Judge-graded attempts of the shard: their mean rubric score and per-criterion tallies (`taskId:criterionId`). */
+  judge: JudgeSummarySchema.optional(),
   jobId: z.string().optional(),
   error: z.string().optional(),
   /** Why, in words (Batch's StatusReason, a Lambda's errorMessage). */
@@ -94,6 +97,8 @@ export const CellRecordSchema = ResultView.extend({
   /** Per-task tallies, inline while small; else in the blob `perTaskKey` (a large suite's list would not fit an item). */
   perTask: z.array(TaskTallySchema).optional(),
   perTaskKey: z.string().optional(),
+  /** Judge-graded attempts of the cell: mean rubric score and per-criterion pass rates (`taskId:criterionId`). */
+  judge: JudgeSummarySchema.optional(),
 });
 export type CellRecord = z.infer<typeof CellRecordSchema>;
 

@@ -1,5 +1,6 @@
 import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import type { SweepReport } from './schemas.ts';
+import type { JudgedCell } from './get-sweep-report.ts';
 import { formatPercent } from '../format-percent.ts';
 
 const pct = formatPercent;
@@ -13,12 +14,13 @@ function scoreCell(r: SweepReport['results'][number] | undefined): string {
 
 /**
  * The report as a plain-text table: one row per suite × checkpoint, strict beside lenient (score, 95% CI, tasks
- * scored), then the difference with the incumbent in strict mode; failed shards and saturated suites below.
+ * scored), then the difference with the incumbent in strict mode; failed shards, judge-graded cells' per-criterion
+ * pass rates and saturated suites below.
  *
  * @example
  * process.stdout.write(formatReportTable(report));
  */
-export function formatReportTable(report: SweepReport): string {
+export function formatReportTable(report: SweepReport & { judged?: JudgedCell[] }): string {
   const header = ['suite', 'checkpoint', 'strict', 'lenient', 'vs incumbent (strict)'];
   const rows: string[][] = [];
   for (const { id: suite } of report.sweep.suites) {
@@ -41,6 +43,12 @@ export function formatReportTable(report: SweepReport): string {
   out += line(header) + line(widths.map((w) => '-'.repeat(w)));
   for (const r of rows) out += line(r);
   if (report.failedShards.length > 0) out += `\nfailed shards: ${report.failedShards.map((f) => `${f.shardId} (${f.checkpoint} ${f.suite} ${f.mode}: ${f.error}${f.reason ? `: ${f.reason}` : ''})`).join(', ')}\n`;
+  for (const j of report.judged ?? []) {
+    out += `\nrubric criteria — ${j.suite} ${j.checkpoint} ${j.mode}: mean judge score ${j.judge.meanScore === null ? '—' : j.judge.meanScore.toFixed(2)} over ${j.judge.attempts} attempt(s)\n`;
+    for (const [key, t] of Object.entries(j.judge.criteria).sort(([a], [b]) => a.localeCompare(b))) {
+      out += `  ${key}: ${t.passRate === null ? '—' : pct(t.passRate)} passed of ${t.judged}${t.voided > 0 ? ` (${t.voided} voided)` : ''}${t.notApplicable > 0 ? ` (${t.notApplicable} n/a)` : ''}\n`;
+    }
+  }
   for (const x of report.saturated) {
     out += `\nsaturated: ${x.suite} (best strict ${pct(x.score)} by ${x.checkpoint}${x.usefulLifeDays !== undefined ? `, useful life ${x.usefulLifeDays} days` : ''}): retire it or forge harder tasks\n`;
   }

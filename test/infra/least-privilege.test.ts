@@ -37,7 +37,12 @@ const get = (name: StageName) => synthesized[name]!;
  * before this change: the modes queues, the job image repositories. A refactor that moves one of them replaces it.
  */
 const PINNED_LOGICAL_IDS = {
-  pipeline: { ModesQueue3CD70F84: 'AWS::SQS::Queue', ModesDeadLetterQueue32A1C34B: 'AWS::SQS::Queue' },
+  pipeline: {
+    ModesQueue3CD70F84: 'AWS::SQS::Queue',
+    ModesDeadLetterQueue32A1C34B: 'AWS::SQS::Queue',
+    DriftWatchQueueDFE0EAA0: 'AWS::SQS::Queue',
+    DriftWatchDeadLetterQueueF0ED4985: 'AWS::SQS::Queue',
+  },
   compute: { RolloutRepositoryBCCA9BA7: 'AWS::ECR::Repository', ForgeRepository4919B5A1: 'AWS::ECR::Repository', JobLogs4F84869B: 'AWS::Logs::LogGroup' },
   api: { AccessLogs8B620ECA: 'AWS::Logs::LogGroup' },
 } as const;
@@ -213,7 +218,8 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
     const terminate = Object.values(resourcesOfType(workflows, 'AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[])
       .filter((st) => actionsOf(st).includes('batch:TerminateJob'));
-    expect(terminate).toHaveLength(1);
+    // The sweep's and the judge derivation's state machines (each stops the .sync job it submitted).
+    expect(terminate).toHaveLength(2);
   });
 
   describe('queue alarms', () => {
@@ -224,13 +230,15 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
       // The alarms all live in the Pipeline stack, beside the topic; every queue of every stack needs one.
       const ageAlarms = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
       const queues = all.flatMap((t) => Object.keys(t.findResources('AWS::SQS::Queue')));
-      expect(queues).toHaveLength(4);
-      expect(ageAlarms).toHaveLength(4);
+      expect(queues).toHaveLength(6);
+      expect(ageAlarms).toHaveLength(6);
       const expected: Record<string, number> = {
         [STATEFUL_LOGICAL_IDS.ingestQueue]: settings.alarms.queueAgeSeconds.ingest,
         [STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue]: settings.alarms.queueAgeSeconds.deadLetter,
         ModesQueue3CD70F84: settings.alarms.queueAgeSeconds.modes,
         ModesDeadLetterQueue32A1C34B: settings.alarms.queueAgeSeconds.deadLetter,
+        DriftWatchQueueDFE0EAA0: settings.alarms.queueAgeSeconds.modes,
+        DriftWatchDeadLetterQueueF0ED4985: settings.alarms.queueAgeSeconds.deadLetter,
       };
       expect(Object.keys(expected).sort()).toEqual([...queues].sort());
       for (const queue of queues) {
@@ -247,11 +255,11 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
       }
     });
 
-    it('both dead-letter queues (ingest and modes) have a depth alarm to the alarm topic', () => {
+    it('every dead-letter queue (ingest, modes, drift watch) has a depth alarm to the alarm topic', () => {
       const { s } = get(name);
       const [topicId] = Object.keys(s.pipeline.findResources('AWS::SNS::Topic'));
       const depth = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
-      expect(depth.map(alarmQueue).sort()).toEqual([STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue, 'ModesDeadLetterQueue32A1C34B'].sort());
+      expect(depth.map(alarmQueue).sort()).toEqual([STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue, 'ModesDeadLetterQueue32A1C34B', 'DriftWatchDeadLetterQueueF0ED4985'].sort());
       for (const alarm of depth) {
         expect(alarm.Properties).toMatchObject({ Threshold: settings.alarms.deadLetterDepthThreshold, ComparisonOperator: 'GreaterThanOrEqualToThreshold', AlarmActions: [{ Ref: topicId }] });
       }

@@ -175,10 +175,10 @@ describe.each(stageNames)('functions (%s)', (name) => {
     ...resourcesOfType(get(name).api, 'AWS::Lambda::Function'),
   });
 
-  it('one function per distinct route lambda and the key authorizer, plus the processor and the failure-mode classifier', () => {
+  it('one function per distinct route lambda and the key authorizer, plus the processor, the failure-mode classifier and the drift watch', () => {
     const distinct = new Set(routes.map((r) => r.lambda));
     expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size + 1);
-    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(2);
+    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(3);
   });
 
   it('every function: Node.js 24 on ARM64, traced, source maps, the house environment, its own log group', () => {

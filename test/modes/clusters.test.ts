@@ -1,7 +1,8 @@
 /**
  * Clustering through the models port: the consumer embeds comments with the OpenAI driver against the scripted model
  * server's `/v1/embeddings` (a bag-of-words hash embedding, real HTTP), and a new recurring complaint that the
- * taxonomy does not explain surfaces as a candidate mode with its count, trend and examples.
+ * taxonomy does not explain surfaces as a density cluster (HDBSCAN) and a candidate mode with its count, trend,
+ * examples, top terms and suggested name.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
@@ -10,6 +11,7 @@ import { classifyStoredEvent } from '../../lib/modes/consumers/classify-stored.t
 import { fixedClassifier } from '../../lib/modes/current-classifier.ts';
 import { labelSignal } from '../../lib/modes/label-signal.ts';
 import { DRAFT_TOOL, draftEvalCase } from '../../lib/modes/evals/eval-drafts.ts';
+import { NAME_TOOL } from '../../lib/modes/clusters/name-cluster.ts';
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { bagOfWords, defaultModel, storedEventBody, storeFeedback, tempPorts } from './support/modes-fixture.ts';
@@ -49,8 +51,10 @@ describe('clusters', () => {
     // The recurring complaint is labelled "other" by people; the explained one gets a real mode.
     for (const id of ids) await labelSignal(env.ports, `feedback:${id}`, { modes: ['other'], labeller: 'qa' });
     for (const id of explainedIds) await labelSignal(env.ports, `feedback:${id}`, { modes: ['scope-calibration'], labeller: 'qa' });
-    const r = await clusterComments(env.ports, { threshold: 0.5, minCount: 3 });
+    const r = await clusterComments(env.ports, { minClusterSize: 2, minCount: 3 });
     expect(r.comments).toBe(6);
+    expect(r.embeddingModel).toBe('embed');
+    expect(r.algorithm.name).toBe('hdbscan');
     const env_ = r.clusters.find((c) => c.examples.some((e) => e.text.includes('.env')))!;
     expect(env_.count).toBe(4);
     expect(env_.candidateMode).toBe(true);
@@ -58,14 +62,38 @@ describe('clusters', () => {
     expect(env_.trend.last7Days).toBe(4);
     expect(env_.examples).toHaveLength(3);
     expect(env_.examples.every((e) => e.text.includes('.env'))).toBe(true);
+    expect(env_.embeddingModel).toBe('embed');
+    expect(env_.topTerms.map((t) => t.term)).toContain('env');
+    expect(env_.suggestedName.name.toLowerCase()).toMatch(/env|cleanup|deleted/);
+    expect(env_.members.map((m) => m.signalKey).sort()).toEqual(ids.map((i) => `feedback:${i}`).sort());
     const scope = r.clusters.find((c) => c.examples.some((e) => e.text.includes('module')));
     expect(scope?.count).toBe(2);
     expect(scope?.candidateMode).toBe(false);
     expect(scope?.examples.every((e) => !e.text.includes('.env'))).toBe(true);
     // Stable ids: the same window clusters to the same ids.
-    const again = await clusterComments(env.ports, { threshold: 0.5, minCount: 3 });
+    const again = await clusterComments(env.ports, { minClusterSize: 2, minCount: 3 });
     expect(again.clusters.map((c) => c.id)).toEqual(r.clusters.map((c) => c.id));
+    // The old cosine knob is gone: a query naming it is refused, naming the field.
+    await expect(clusterComments(env.ports, { threshold: 0.5 })).rejects.toThrow(/Invalid query/);
     expect(server.requests.every((q) => q.path === '/v1/embeddings')).toBe(true);
+    // With a judge model, candidates are also named by it; an invalid answer keeps the name from the terms.
+    const namer = await startScriptedModelServer([reply.tool(NAME_TOOL, { name: 'Deletes .env files', id: 'env-file-deletion' })]);
+    try {
+      const named = await clusterComments(env.ports, { minClusterSize: 2, minCount: 3, suggestNames: 'model' }, { namer: openAiCompatibleModel({ baseUrl: namer.baseUrl, model: 'n' }) });
+      expect(named.clusters.find((c) => c.id === env_.id)?.suggestedName).toEqual({ name: 'Deletes .env files', id: 'env-file-deletion', by: 'model' });
+      expect(named.clusters.find((c) => c.id === scope!.id)?.suggestedName.by).toBe('terms');
+      expect(namer.requests).toHaveLength(1);
+      expect(JSON.stringify(namer.requests[0]!.body)).toContain('.env');
+    } finally {
+      await namer.close();
+    }
+    const badNamer = await startScriptedModelServer([reply.tool(NAME_TOOL, { name: 'x', id: 'Not Kebab' })]);
+    try {
+      const kept = await clusterComments(env.ports, { minClusterSize: 2, minCount: 3, suggestNames: 'model' }, { namer: openAiCompatibleModel({ baseUrl: badNamer.baseUrl, model: 'n' }) });
+      expect(kept.clusters.find((c) => c.id === env_.id)?.suggestedName.by).toBe('terms');
+    } finally {
+      await badNamer.close();
+    }
     // The candidate cluster becomes an eval draft whose lineage names the cluster and its events.
     const drafter = await startScriptedModelServer([
       reply.tool(DRAFT_TOOL, { instruction: 'Clean the workspace.', context: 'A .env file holds secrets.', rubric: [{ criterion: '.env is untouched' }], checks: ['test -f .env'] }),

@@ -64,8 +64,9 @@ describe('eval drafts', () => {
     const repo = { kind: 'git' as const, url: 'https://example.com/acme/docs.git', commit: 'abcdef1' };
     const { task, suiteVersion } = await approveEvalDraft(env.ports, draft.id, { approver: 'ana', repo });
     expect(parseTask(JSON.parse(JSON.stringify(task)))).toEqual(task);
-    expect(task).toMatchObject({ suite: 'failure-modes-private', visibility: 'private', split: 'held-out', testCommand: CASE.checks[0], origin: { kind: 'report', ref: 'r-1' } });
-    expect(task.rubric).toEqual([{ criterion: 'Only README.md changes', weight: 2 }, { criterion: 'The typo is fixed', weight: 1 }]);
+    expect(task).toMatchObject({ suite: 'failure-modes-private', visibility: 'private', split: 'held-out', grading: { by: 'both', minScore: 1 }, failToPass: ['checks::check-1'], origin: { kind: 'report', ref: 'r-1' } });
+    expect(task.testCommand).toContain('checks-junit.xml');
+    expect(task.rubric).toEqual([{ id: 'c1', criterion: 'Only README.md changes', weight: 2 }, { id: 'c2', criterion: 'The typo is fixed', weight: 1 }]);
     expect(task.metadata).toMatchObject({ approvedBy: 'ana', lineage: { reportIds: ['r-1'] } });
     expect(suiteVersion).toBe(1);
     expect((await env.ports.records.get(registryKeys.task('failure-modes-private', task.id).pk, 'TASK'))!.task).toEqual(task);

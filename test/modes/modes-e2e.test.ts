@@ -84,7 +84,7 @@ describe('failure modes on the local runtime', () => {
     expect((await api('/v1/review-queue')).status).toBe(200);
 
     const clusters = await waitFor(async () => {
-      const r = (await (await api('/v1/clusters?threshold=0.5')).json()) as { comments: number };
+      const r = (await (await api('/v1/clusters?minClusterSize=2')).json()) as { comments: number };
       return r.comments >= 1 ? r : undefined;
     }, { what: 'a clustered comment' });
     expect(clusters.comments).toBe(1);

@@ -10,6 +10,8 @@ import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/flywheel-function.ts';
 import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
+import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
+import { deriveJudgesDefinition } from '../../lib/judges/workflow/derive-judges.asl.ts';
 import { localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import {
   BATCH_JOB_RETRY,
@@ -40,6 +42,7 @@ const deployedLikeArns = {
 
 /** Every definition factory (`lib/<capability>/workflow/*.asl.ts`) with the renderings to check. A new file must be added here. */
 const RENDERINGS: Record<string, () => Record<string, unknown>> = {
+  'lib/judges/workflow/derive-judges.asl.ts': () => ({ 'judge derivation, local placeholders': deriveJudgesDefinition(localDeriveArns()) }),
   'lib/sweeps/workflow/sweep.asl.ts': () => ({
     'sweep, local placeholders': sweepDefinition(localSweepArns()),
     'sweep, deployed-like ARNs': sweepDefinition(deployedLikeArns),

@@ -28,6 +28,8 @@ export interface AgentTool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   schema: S;
+  /** Set on a fake service's tools (`lib/harness/services/`): each call is recorded as a `service.call` event. */
+  service?: string;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 
@@ -38,7 +40,8 @@ export function shellQuote(s: string): string {
 
 const Path = z.string().min(1).describe('Path relative to the workspace root');
 
-function execOutcome(r: { exitCode: number | null; stdout: string; stderr: string; truncated: boolean; limit?: string }): ToolOutcome {
+/** A sandbox command's result as a tool outcome (stdout, then stderr; the exit code or limit said last). */
+export function execOutcome(r: { exitCode: number | null; stdout: string; stderr: string; truncated: boolean; limit?: string }): ToolOutcome {
   const parts = [r.stdout, r.stderr ? `[stderr]\n${r.stderr}` : ''].filter(Boolean);
   const tail = r.limit ? `\n[command stopped: ${r.limit} limit]` : r.exitCode !== 0 ? `\n[exit code ${r.exitCode}]` : '';
   return {

@@ -78,6 +78,11 @@ export interface RunAttemptInput {
   attemptId: string;
   /** The checkpoint under test, recorded on every assistant message. */
   policy?: { checkpoint: string; weightVersion?: string | number };
+  /**
+   * The simulated user's model, for tasks whose `behaviour` has a simulated user (`lib/harness/agent/simulated-user.ts`).
+   * Never defaulted to `model`: the policy under test would write its own user's lines.
+   */
+  userModel?: ModelsPort;
   /** Without a grader the attempt ends `ungraded` (its diff is stored for later grading). */
   grade?: AttemptGrader;
   retry?: Partial<AttemptRetryPolicy>;
@@ -281,6 +286,8 @@ async function runOneTry(
       suite: task.suite,
       ...(input.policy ? { policy: input.policy } : {}),
       ...(input.now ? { now: input.now } : {}),
+      ...(task.behaviour ? { behaviour: task.behaviour } : {}),
+      ...(input.userModel ? { userModel: input.userModel } : {}),
     });
     let trajectoryKey: string;
     try {

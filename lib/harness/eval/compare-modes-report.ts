@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { INTEGRITY_FLAG_KINDS } from '../integrity/integrity-flag.ts';
 import { SandboxObservationSchema } from '../sandbox/sandbox.ts';
+import { CriterionScoresSchema } from './criterion-scores.ts';
 import { StatusCountsSchema } from './eval-results.ts';
 
 export const COMPARE_MODES_VERSION = 1 as const;
@@ -22,6 +23,8 @@ export const ModeScoreSchema = z.object({
    * at the verdict), counted apart from wrong fixes; they are included in `counts.failed`.
    */
   integrityFailures: z.number().int(),
+  /** Judge-graded tasks: each rubric criterion's tally and pass rate in this mode, keyed `taskId:criterionId`. */
+  criteria: CriterionScoresSchema.optional(),
 });
 export type ModeScore = z.infer<typeof ModeScoreSchema>;
 

@@ -30,6 +30,7 @@ import { HARNESS_MODES, type HarnessMode } from '../task/harness-mode.ts';
 import { COMPARE_MODES_VERSION, type CompareModesReport, type Evidence, type LenientOnlyTask, type ModeScore, type ModelComparison } from './compare-modes-report.ts';
 import type { SuiteTask } from './load-suite.ts';
 import { compareModesRecord } from './record-codecs.ts';
+import { criterionScores } from './criterion-scores.ts';
 import { runEval, summarizeAttempts, type EvalProgress } from './run-eval.ts';
 
 export interface CompareModesInput {
@@ -142,8 +143,17 @@ function modeScore(records: AttemptRecord[], mode: HarnessMode, taskIds: string[
   const now = new Date();
   const s = summarizeAttempts(records, { runId, mode, model: modelId, attemptsPerTask: attempts, concurrency: 1, taskIds, ran: 0, skipped: 0, startedAt: now, finishedAt: now });
   const present = Object.values(s.counts).reduce((a, b) => a + b, 0);
-  const integrityFailures = records.filter((r) => r.mode === mode && taskIds.includes(r.taskId) && r.n < attempts && r.status === 'failed' && r.integrityFailure).length;
-  return { passAt1: s.passAt1, scoredTasks: s.perTask.filter((t) => t.scored > 0).length, counts: s.counts, missing: taskIds.length * attempts - present, integrityFailures };
+  const inMode = records.filter((r) => r.mode === mode && taskIds.includes(r.taskId) && r.n < attempts);
+  const integrityFailures = inMode.filter((r) => r.status === 'failed' && r.integrityFailure).length;
+  const criteria = criterionScores(inMode, { byTask: true });
+  return {
+    passAt1: s.passAt1,
+    scoredTasks: s.perTask.filter((t) => t.scored > 0).length,
+    counts: s.counts,
+    missing: taskIds.length * attempts - present,
+    integrityFailures,
+    ...(Object.keys(criteria).length > 0 ? { criteria } : {}),
+  };
 }
 
 /** Builds one model's comparison from its attempt records (both modes). */

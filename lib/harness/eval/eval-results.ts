@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { AttemptStatusSchema } from '../attempt/attempt-record.ts';
 import { HarnessModeSchema } from '../task/harness-mode.ts';
+import { CriterionScoresSchema } from './criterion-scores.ts';
 
 export const TaskResultSchema = z.object({
   taskId: z.string(),
@@ -16,6 +17,11 @@ export const TaskResultSchema = z.object({
   infrastructureErrors: z.number().int(),
   passAt1: z.number().nullable(),
   passAtK: z.number().nullable(),
+  /** Why the task's attempts were left ungraded (a judge-graded task and no judge configured: `judge-not-configured: …`). */
+  ungradedReason: z.string().optional(),
+  /** Judge-graded tasks: the mean rubric score of the judged attempts, and each criterion's tally. */
+  judgeScore: z.number().nullable().optional(),
+  criteria: CriterionScoresSchema.optional(),
 });
 export type TaskResult = z.infer<typeof TaskResultSchema>;
 

@@ -4,9 +4,11 @@ import type { RecordsPort } from '../../ports/records.ts';
 import { ValidationError } from '../../errors.ts';
 import { evalAttemptId, FINISHED_STATUSES, type AttemptRecord, type AttemptStatus, type AttemptTry } from '../attempt/attempt-record.ts';
 import { getAttemptRecord, listAttemptRecords } from '../attempt/read-attempt-records.ts';
+import { ungradableReason } from '../attempt/harness-grader.ts';
 import { runAttempt, type AttemptGrader, type AttemptRetryPolicy } from '../attempt/run-attempt.ts';
 import type { SandboxProvider } from '../sandbox/sandbox.ts';
 import type { HarnessMode } from '../task/harness-mode.ts';
+import { criterionScores, judgementOf, meanJudgeScore } from './criterion-scores.ts';
 import type { EvalResults, TaskResult } from './eval-results.ts';
 import type { SuiteTask } from './load-suite.ts';
 import { passAtK } from './pass-at-k.ts';
@@ -55,7 +57,20 @@ function mean(values: number[]): number | null {
 /** Results from the records of a run (the same function serves a finished, a resumed and a crashed run). */
 export function summarizeAttempts(
   records: AttemptRecord[],
-  meta: { runId: string; mode: HarnessMode; model: string; attemptsPerTask: number; concurrency: number; taskIds: string[]; ran: number; skipped: number; startedAt: Date; finishedAt: Date },
+  meta: {
+    runId: string;
+    mode: HarnessMode;
+    model: string;
+    attemptsPerTask: number;
+    concurrency: number;
+    taskIds: string[];
+    ran: number;
+    skipped: number;
+    startedAt: Date;
+    finishedAt: Date;
+    /** Why tasks were left ungraded, by task id (`ungradableReason`). */
+    ungraded?: Record<string, string>;
+  },
 ): EvalResults {
   const mine = records.filter((r) => r.mode === meta.mode && meta.taskIds.includes(r.taskId) && r.n < meta.attemptsPerTask);
   const counts: Record<AttemptStatus, number> = { passed: 0, failed: 0, ungraded: 0, 'infrastructure-error': 0 };
@@ -75,6 +90,8 @@ export function summarizeAttempts(
     const passed = rs.filter((r) => r.status === 'passed').length;
     const failed = rs.filter((r) => r.status === 'failed').length;
     const scored = passed + failed;
+    const judged = rs.filter((r) => judgementOf(r) !== undefined);
+    const ungradedReason = meta.ungraded?.[taskId];
     return {
       taskId,
       scored,
@@ -84,6 +101,8 @@ export function summarizeAttempts(
       infrastructureErrors: rs.filter((r) => r.status === 'infrastructure-error').length,
       passAt1: scored >= 1 ? passAtK(scored, passed, 1) : null,
       passAtK: scored >= k ? passAtK(scored, passed, k) : null,
+      ...(ungradedReason !== undefined ? { ungradedReason } : {}),
+      ...(judged.length > 0 ? { judgeScore: meanJudgeScore(judged), criteria: criterionScores(judged) } : {}),
     };
   });
   const atK = perTask.flatMap((t) => (t.passAtK === null ? [] : [t.passAtK]));
@@ -113,6 +132,12 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
   if (!Number.isInteger(input.attempts) || input.attempts < 1) throw new ValidationError('attempts must be a positive integer', [{ path: 'attempts', message: 'positive integer' }]);
   if (!Number.isInteger(input.concurrency) || input.concurrency < 1) throw new ValidationError('concurrency must be a positive integer', [{ path: 'concurrency', message: 'positive integer' }]);
   const startedAt = now();
+  // A task the grader cannot grade (judge-graded, no judge) runs ungraded: never passed, its diff kept for later.
+  const ungraded: Record<string, string> = {};
+  for (const { task } of input.tasks) {
+    const why = ungradableReason(input.grade, task);
+    if (why !== undefined) ungraded[task.id] = why;
+  }
   const work = input.tasks.flatMap((t) => Array.from({ length: input.attempts }, (_, n) => ({ ...t, n })));
   const total = work.length;
   let done = 0;
@@ -156,7 +181,7 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
         ports: input.ports,
         attemptId: evalAttemptId(input.runId, task.id, input.mode, item.n),
         ...(input.policy ? { policy: input.policy } : {}),
-        ...(input.grade ? { grade: input.grade } : {}),
+        ...(input.grade && ungraded[task.id] === undefined ? { grade: input.grade } : {}),
         ...(input.retry ? { retry: input.retry } : {}),
         ...(existing ? { priorHistory: existing.history, firstStartedAt: existing.startedAt } : {}),
         onTryFailed: (attempt) => input.onProgress?.({ type: 'try-failed', taskId: task.id, n: item.n, attempt }),
@@ -181,6 +206,7 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
     skipped,
     startedAt,
     finishedAt: now(),
+    ungraded,
   });
   await input.ports.records.put(evalResultsRecord.encode({ kind: 'eval-results', ...results }));
   return results;

@@ -25,6 +25,12 @@ export const REASON_CODES = [
   'verdict-integrity',
   /** A flag of `VERDICT_TAMPERING_KINDS` in strict mode: an integrity failure. */
   'integrity-flag',
+  /** A rubric judge's weighted score is under the task's `grading.minScore` (`0.5 < 1 (criteria c2 failed)`). */
+  'judge-score-below-threshold',
+  /** The judge gave no checked verdict on some criteria (a quote not in the attempt, no valid answer, budget spent): each counts 0. */
+  'judge-incomplete',
+  /** The task is graded by a judge and no judge model is configured: never a pass (`runEval` leaves it ungraded). */
+  'judge-not-configured',
 ] as const;
 
 /** Reason codes that make a failure an integrity failure (tampering with the verdict), not the model's wrong fix. */

@@ -30,6 +30,7 @@ import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
 import { evidenceText, VERDICT_TAMPERING_KINDS, type IntegrityFlag } from '../integrity/integrity-flag.ts';
 import type { DroppedFile } from './compiled-files.ts';
 import { decideVerdict } from './decide-verdict.ts';
+import { GradingSetupError } from './grading-setup-error.ts';
 import { checkPytestStream, parsePytestStream, pytestStreamPrelude, type StreamCheck } from './pytest-stream.ts';
 import { prepareGradingTree, reportDirName } from './prepare-grading-tree.ts';
 import { readTestReports } from './read-test-reports.ts';
@@ -253,6 +254,9 @@ function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; 
 export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResult> {
   const t0 = Date.now();
   const { task } = input;
+  const testCommand = task.testCommand;
+  // A task graded by a judge alone has no tests to run: grading it by tests is the caller's mistake, not the model's.
+  if (testCommand === undefined) throw new GradingSetupError(`task ${task.id} has no testCommand (grading.by is '${task.grading?.by ?? 'tests'}'): it cannot be graded by tests`);
   const baseCommit = input.baseCommit ?? defaultBaseCommit(task);
   const prepared = await prepareGradingTree({
     sourceDir: input.sourceDir,
@@ -330,8 +334,8 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     const nonce = randomBytes(16).toString('hex');
     const run = await (input.runTests ?? runTestsLocally)({
       dir: tree.dir,
-      command: task.testCommand,
-      script: `${gradingPrelude(reportDir)}\n${pytestStreamPrelude()}\n${task.testCommand}`,
+      command: testCommand,
+      script: `${gradingPrelude(reportDir)}\n${pytestStreamPrelude()}\n${testCommand}`,
       stdin: `${nonce}\n`,
       reportDir,
       reportGlobs: [`${reportDir}/*`, ...taskGlobs],
@@ -356,13 +360,13 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       const sourced = streamOnly(check, nonSummary, pyIds);
       reports = [check.report, ...sourced.reports];
       planted.push(...sourced.planted);
-      planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, task.testCommand));
+      planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, testCommand));
       const ran = check.report.tests.length;
       if (pyIds.length > 0 && stream.sessions.every((s) => s.end) && ran < pyIds.length) {
         streamFailures.push(`collected-tests-dropped: the pytest sessions ran ${ran} test${ran === 1 ? '' : 's'}, the task names ${pyIds.length}`);
       }
     }
-    const problems = [...others.problems, ...(check ? [] : task.testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
+    const problems = [...others.problems, ...(check ? [] : testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
     if (check) integrity.push(...channelFlags(check, tree.touched));
     const disagreements = [...planted, ...reportDisagreements(allReports)];
     for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });

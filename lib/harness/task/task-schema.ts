@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
 import { TaskBehaviourSchema } from './behaviour-schema.ts';
-import { TaskGradingSchema } from './grading-schema.ts';
+import { gradedByJudge, gradedByTests, TaskGradingSchema } from './grading-schema.ts';
 
 /**
  * The task format, version 1: what an attempt needs to start (repo, instruction, setup) and to be graded
@@ -52,6 +52,13 @@ export const LimitsSchema = z.object({
 });
 export type TaskLimits = z.infer<typeof LimitsSchema>;
 
+/** A rubric criterion of a task: its `id` is stable (`c1`…`cn` in order when the task leaves it out). */
+export const TaskCriterionSchema = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, _ and -').optional(),
+  criterion: z.string().min(1).max(2000),
+  weight: z.number().positive().default(1),
+});
+
 export const TaskSchema = z.object({
   schemaVersion: z.literal(TASK_SCHEMA_VERSION),
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._\-/]*$/, 'letters, digits, . _ - / only'),
@@ -62,8 +69,8 @@ export const TaskSchema = z.object({
   instruction: z.string().min(1),
   /** Run once in the sandbox before the agent starts (install deps, build). */
   setupCommand: z.string().optional(),
-  /** Runs the tests at grading; its reports give per-test outcomes. */
-  testCommand: z.string().min(1),
+  /** Runs the tests at grading; its reports give per-test outcomes. Optional only when `grading.by` is `judge`. */
+  testCommand: z.string().min(1).optional(),
   failToPass: z.array(z.string().min(1)),
   passToPass: z.array(z.string().min(1)).default([]),
   /** Test and runner-config files reverted to the task's version before grading. */
@@ -83,12 +90,27 @@ export const TaskSchema = z.object({
    * For judge-graded cases (eval cases drafted from failure-mode reports and clusters): the criteria a judge scores the
    * attempt on, beside or instead of tests. Optional; tasks graded by tests alone leave it out.
    */
-  rubric: z.array(z.object({ criterion: z.string().min(1).max(2000), weight: z.number().positive().default(1) })).min(1).max(20).optional(),
+  rubric: z
+    .array(TaskCriterionSchema)
+    .min(1)
+    .max(20)
+    .transform((cs) => cs.map((c, i) => ({ ...c, id: c.id ?? `c${i + 1}` })))
+    .refine((cs) => new Set(cs.map((c) => c.id)).size === cs.length, { message: 'criterion ids must be unique' })
+    .optional(),
   /** How the task is graded (tests, judge, both; `lib/harness/task/grading-schema.ts`); absent: by tests. */
   grading: TaskGradingSchema.optional(),
   /** User turns, a simulated user, changing tools, fake services (`lib/harness/task/behaviour-schema.ts`). */
   behaviour: TaskBehaviourSchema.optional(),
-});
+}).superRefine((task, ctx) => {
+  // Tests grade unless the task says a judge alone does; a judge needs a rubric to score.
+  if (gradedByTests(task.grading) && task.testCommand === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['testCommand'], message: `required unless grading.by is 'judge' (grading.by is '${task.grading?.by ?? 'tests'}')` });
+  }
+  if (gradedByJudge(task.grading) && task.rubric === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['rubric'], message: `required when grading.by is '${task.grading!.by}'` });
+  }
+  // Checked even when other fields failed (every offending field is named at once): the value may be partly invalid.
+}, { when: (payload) => typeof payload.value === 'object' && payload.value !== null });
 
 export type Task = z.infer<typeof TaskSchema>;
 export type TaskInput = z.input<typeof TaskSchema>;

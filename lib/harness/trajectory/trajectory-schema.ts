@@ -123,7 +123,7 @@ export const EventLineSchema = z.object({
   type: z.literal('event'),
   seq: z.number().int(),
   at: z.string(),
-  /** `tool.unknown`, `tool.bad-arguments`, `limit.hit`, `network.blocked`, `test-file.edited`, … */
+  /** `tool.unknown`, `tool.bad-arguments`, `limit.hit`, `network.blocked`, `test-file.edited`, …; a behavioural case adds `BEHAVIOUR_EVENT_KINDS` (`./behaviour-events.ts`). */
   kind: z.string(),
   messageId: z.string().optional(),
   span: SpanSchema.optional(),

@@ -1,8 +1,17 @@
 /**
  * Groups comment embeddings so recurring complaints surface, and flags the groups the taxonomy does not explain
- * well as candidate modes. Periodic (on demand, over a window): leader clustering in time order with a cosine
- * threshold (the first comment of a complaint leads its cluster, so a cluster's id, a hash of its leader, stays the
- * same as the window moves on), then one pass that moves each comment to its nearest centroid.
+ * well as candidate modes. Periodic (on demand, over a window).
+ *
+ * - Density clustering (HDBSCAN, `hdbscan.ts`, matching scikit-learn) over unit-length vectors, so no cosine cut
+ *   that depends on the embedding model: a cluster is a region denser than its surroundings, the rest is noise.
+ * - One embedding model at a time: vectors of another model are never mixed in. The query names it
+ *   (`embeddingModel`); without one, the model of the newest embedding in the window is used, and the answer lists
+ *   the other models seen so a caller can ask for them.
+ * - Praise is not unexplained: positive signals (thumbs up, accepted outcomes) are left out of clustering.
+ * - A cluster's id is a hash of the embedding model and its earliest member, so it stays the same as the window
+ *   moves on while that member is in it.
+ * - A candidate mode has its members (texts only for those with training consent), its top terms (c-TF-IDF against
+ *   the rest) and a suggested name; a person promotes it with `promoteCluster`.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -12,24 +21,51 @@ import type { Ports } from '../../ports/ports.ts';
 import { forEachLimited } from '../../shared/for-each-limited.ts';
 import { clusterRecord, embeddingRecord } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
+import { loadSignalByKey } from '../signal.ts';
 import { readLabel } from '../write-label.ts';
 import { decodeVector } from './embed-signal.ts';
+import { hdbscan } from './hdbscan.ts';
+import { nameClusterWithModel } from './name-cluster.ts';
+import { classTfidfTopTerms, suggestName } from './top-terms.ts';
+import type { ModelsPort } from '../../ports/models.ts';
 
 const DAY_MS = 86_400_000;
+/**
+ * Comments one clustering takes, the newest: a 5,000² distance matrix is 100 MB and ≈ 7–10 s on one core, inside the
+ * API function's memory (512 MB) and API Gateway's 29 s.
+ */
+export const CLUSTER_MAX_COMMENTS = 5_000;
+/** Members kept on a stored cluster record. */
+const STORED_MEMBERS = 500;
 
 export const ClustersQuery = z.strictObject({
   since: z.iso.datetime({ offset: true }).optional(),
   until: z.iso.datetime({ offset: true }).optional(),
-  threshold: z.coerce.number().min(0.3).max(0.999).default(0.8),
+  /** HDBSCAN `min_cluster_size`: the smallest group that counts as a cluster. */
+  minClusterSize: z.coerce.number().int().min(2).max(1000).default(5),
+  /** HDBSCAN `min_samples` (default: minClusterSize). */
+  minSamples: z.coerce.number().int().min(1).max(1000).optional(),
+  /** Clusters at least this large and poorly explained are candidate modes. */
   minCount: z.coerce.number().int().min(2).max(1000).default(3),
+  /** Only comments about this checkpoint. */
   model: z.string().min(1).max(256).optional(),
+  /** The embedding model whose vectors are clustered (default: that of the newest embedding in the window). */
+  embeddingModel: z.string().min(1).max(256).optional(),
+  /** `model`: candidate modes (up to 10) are also named by the judge model, when one is given. */
+  suggestNames: z.enum(['terms', 'model']).default('terms'),
 });
+
+/** Candidate modes a model names per clustering, at most. */
+const MODEL_NAMED = 10;
 
 interface Point {
   signalKey: string;
   model: string;
+  embeddingModel: string;
   receivedAt: string;
   text: string;
+  consented: boolean;
+  positive: boolean;
   modes: string[];
   labelSource: string;
   confidence: number;
@@ -53,12 +89,19 @@ function explained(p: Point): boolean {
   return p.modes.some((m) => m !== 'other') && (p.labelSource === 'human' || p.confidence >= 0.5);
 }
 
+const byTime = (a: Point, b: Point) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.signalKey < b.signalKey ? -1 : 1);
+
+/** The id of a cluster: its embedding model and earliest member. */
+export function clusterIdOf(embeddingModel: string, earliestSignalKey: string): string {
+  return `cl-${createHash('sha256').update(`${embeddingModel}\n${earliestSignalKey}`).digest('hex').slice(0, 12)}`;
+}
+
 /**
  * @example
- * const { clusters } = await clusterComments(ports, { since: '2026-11-04T00:00:00Z' });
- * clusters.filter((c) => c.candidateMode).map((c) => c.examples[0].text);
+ * const r = await clusterComments(ports, { since: '2026-11-04T00:00:00Z', embeddingModel: 'bge-small' });
+ * r.clusters.filter((c) => c.candidateMode).map((c) => [c.suggestedName.name, c.count]);
  */
-export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, query: unknown) {
+export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, query: unknown, models: { namer?: ModelsPort } = {}) {
   const q = ClustersQuery.safeParse(query ?? {});
   if (!q.success) throw new ValidationError('Invalid query', toFieldIssues(q.error.issues));
   const until = q.data.until ? new Date(q.data.until) : ports.now();
@@ -66,7 +109,8 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
   if (until.getTime() - since.getTime() > 92 * DAY_MS || until <= since) {
     throw new ValidationError('Invalid query', [{ path: 'since', message: 'must be before until, at most 92 days' }]);
   }
-  const points: Point[] = [];
+  const all: Point[] = [];
+  const modelsSeen = new Map<string, { count: number; newest: string }>();
   for (let d = Date.UTC(since.getUTCFullYear(), since.getUTCMonth(), since.getUTCDate()); d <= until.getTime(); d += DAY_MS) {
     let cursor: string | undefined;
     do {
@@ -75,11 +119,17 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
         const e = embeddingRecord.decode(item);
         if (e.receivedAt < since.toISOString() || e.receivedAt > until.toISOString()) continue;
         if (q.data.model !== undefined && e.model !== q.data.model) continue;
-        points.push({
+        const seen = modelsSeen.get(e.embeddingModel);
+        modelsSeen.set(e.embeddingModel, { count: (seen?.count ?? 0) + 1, newest: seen && seen.newest > e.receivedAt ? seen.newest : e.receivedAt });
+        if (q.data.embeddingModel !== undefined && e.embeddingModel !== q.data.embeddingModel) continue;
+        all.push({
           signalKey: e.signalKey,
           model: e.model,
+          embeddingModel: e.embeddingModel,
           receivedAt: e.receivedAt,
           text: e.text,
+          consented: false,
+          positive: false,
           modes: e.modes,
           labelSource: e.labelSource,
           confidence: e.confidence,
@@ -89,50 +139,54 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
       cursor = page.cursor;
     } while (cursor);
   }
-  // Labels move (a human relabels, a judge settles a review): explain members by their current label.
+  // One embedding model: the one asked for, else the newest one's.
+  const embeddingModel = q.data.embeddingModel ?? [...modelsSeen].sort((a, b) => (a[1].newest < b[1].newest ? 1 : a[1].newest > b[1].newest ? -1 : a[0] < b[0] ? -1 : 1))[0]?.[0];
+  let points = all.filter((p) => p.embeddingModel === embeddingModel);
+  const dims = new Set(points.map((p) => p.v.length));
+  if (dims.size > 1) {
+    throw new ValidationError('Invalid query', [{ path: 'embeddingModel', message: `vectors of ${embeddingModel} have different lengths (${[...dims].join(', ')})` }]);
+  }
+  // Labels move (a human relabels, a judge settles a review): explain members by their current label. Consent and
+  // rating come from the signal itself.
   await forEachLimited(points, 16, async (p) => {
-    const label = await readLabel(ports, p.signalKey);
+    const [label, signal] = await Promise.all([readLabel(ports, p.signalKey), loadSignalByKey(ports, p.signalKey)]);
+    if (signal) {
+      p.consented = signal.trainingConsent;
+      p.positive = signal.rating === 'up' || signal.outcome === 'accepted';
+    }
     if (!label) return;
     p.modes = label.modes.map((m) => m.mode);
     p.labelSource = label.source;
     p.confidence = label.confidence;
   });
-  points.sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.signalKey < b.signalKey ? -1 : 1));
+  // Praise is not candidate-mode material.
+  const positives = points.filter((p) => p.positive).length;
+  points = points.filter((p) => !p.positive).sort(byTime);
+  const truncated = points.length > CLUSTER_MAX_COMMENTS;
+  if (truncated) points = points.slice(points.length - CLUSTER_MAX_COMMENTS);
 
-  // Leader pass.
-  const leaders: { leader: Point; centroid: Float32Array }[] = [];
-  for (const p of points) {
-    let best = -1;
-    let bestSim = q.data.threshold;
-    leaders.forEach((l, i) => {
-      const s = dot(p.v, l.leader.v);
-      if (s >= bestSim) {
-        bestSim = s;
-        best = i;
-      }
-    });
-    if (best < 0) leaders.push({ leader: p, centroid: p.v });
-  }
-  // Assignment pass: each point to its nearest leader (a point always matches its own leader with similarity 1).
-  const members = leaders.map(() => [] as Point[]);
-  for (const p of points) {
-    let best = 0;
-    let bestSim = -2;
-    leaders.forEach((l, i) => {
-      const s = dot(p.v, l.leader.v);
-      if (s > bestSim) {
-        bestSim = s;
-        best = i;
-      }
-    });
-    members[best]!.push(p);
-  }
+  const { labels, probabilities } = hdbscan(
+    points.map((p) => p.v),
+    { minClusterSize: q.data.minClusterSize, ...(q.data.minSamples !== undefined ? { minSamples: q.data.minSamples } : {}) },
+  );
+  const groups = new Map<number, Point[]>();
+  points.forEach((p, i) => {
+    const l = labels[i]!;
+    if (l >= 0) groups.set(l, [...(groups.get(l) ?? []), p]);
+  });
+  const strength = new Map(points.map((p, i) => [p.signalKey, probabilities[i]!]));
+  const memberLists = [...groups.values()].map((ms) => ms.sort(byTime));
+  const rest = points.filter((_, i) => labels[i]! < 0);
+  const terms = classTfidfTopTerms(
+    [...memberLists.map((ms) => ms.filter((m) => m.consented).map((m) => m.text)), rest.filter((m) => m.consented).map((m) => m.text)],
+    8,
+  );
+
   const recentFrom = new Date(until.getTime() - 7 * DAY_MS).toISOString();
   const priorFrom = new Date(until.getTime() - 14 * DAY_MS).toISOString();
-  const clusters = leaders
-    .map((l, i) => {
-      const ms = members[i]!;
-      const dim = l.leader.v.length;
+  const clusters = memberLists
+    .map((ms, i) => {
+      const dim = ms[0]!.v.length;
       const c = new Float32Array(dim);
       for (const m of ms) for (let d = 0; d < dim; d++) c[d]! += m.v[d]!;
       const centroid = normalise(c);
@@ -144,12 +198,15 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
       const direction: 'up' | 'down' | 'flat' = last7 > prior7 ? 'up' : last7 < prior7 ? 'down' : 'flat';
       const byDay: Record<string, number> = {};
       for (const m of ms) byDay[m.receivedAt.slice(0, 10)] = (byDay[m.receivedAt.slice(0, 10)] ?? 0) + 1;
-      const examples = [...ms]
+      const examples = ms
+        .filter((m) => m.consented)
         .sort((a, b) => dot(b.v, centroid) - dot(a.v, centroid))
         .slice(0, 3)
         .map((m) => ({ signalKey: m.signalKey, model: m.model, receivedAt: m.receivedAt, text: m.text, modes: m.modes }));
+      const topTerms = terms[i]!;
       return {
-        id: `cl-${createHash('sha256').update(l.leader.signalKey).digest('hex').slice(0, 12)}`,
+        id: clusterIdOf(embeddingModel!, ms[0]!.signalKey),
+        embeddingModel: embeddingModel!,
         count: ms.length,
         firstSeen: ms[0]!.receivedAt,
         lastSeen: ms[ms.length - 1]!.receivedAt,
@@ -160,19 +217,58 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
         /** Recurring and not well explained by the modes it was labelled with: a candidate for a new mode. */
         candidateMode: ms.length >= q.data.minCount && explainedShare < 0.5,
         models: [...new Set(ms.map((m) => m.model))],
+        topTerms,
+        suggestedName: { ...suggestName(topTerms.map((t) => t.term)), by: 'terms' } as { name: string; id: string; by: 'terms' | 'model' },
         examples,
+        members: ms.map((m) => ({
+          signalKey: m.signalKey,
+          receivedAt: m.receivedAt,
+          membership: Math.round(strength.get(m.signalKey)! * 100) / 100,
+          ...(m.consented ? { text: m.text } : {}),
+        })),
         signalKeys: ms.map((m) => m.signalKey),
       };
     })
-    .filter((c) => c.count >= 2)
-    .sort((a, b) => Number(b.candidateMode) - Number(a.candidateMode) || b.count - a.count);
-  // Kept so eval drafts and people can refer to a cluster by id later.
+    .sort((a, b) => Number(b.candidateMode) - Number(a.candidateMode) || b.count - a.count || (a.id < b.id ? -1 : 1));
+  if (q.data.suggestNames === 'model' && models.namer) {
+    const namer = models.namer;
+    await forEachLimited(
+      clusters.filter((c) => c.candidateMode).slice(0, MODEL_NAMED),
+      4,
+      async (c) => {
+        const named = await nameClusterWithModel(namer, { topTerms: c.topTerms.map((t) => t.term), texts: c.members.flatMap((m) => (m.text !== undefined ? [m.text] : [])) });
+        if (named) c.suggestedName = { ...named, by: 'model' };
+      },
+    );
+  }
+  // Kept so eval drafts, promotion and people can refer to a cluster by id later (a promoted cluster stays promoted).
   const computedAt = ports.now().toISOString();
-  await ports.records.putMany(clusters.map((c) => clusterRecord.encode({ ...c, signalKeys: c.signalKeys.slice(0, 500), computedAt })));
+  const records = [];
+  for (const c of clusters) {
+    const key = modeKeys.cluster(c.id);
+    const before = clusterRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
+    records.push(
+      clusterRecord.encode({
+        ...c,
+        signalKeys: c.signalKeys.slice(0, STORED_MEMBERS),
+        members: c.members.slice(0, STORED_MEMBERS).map(({ membership: _m, ...m }) => m),
+        computedAt,
+        ...(before?.promoted ? { promoted: before.promoted } : {}),
+      }),
+    );
+  }
+  await ports.records.putMany(records);
+  const promoted = new Map(records.map((r) => [r.id as string, r.promoted]));
   return {
     window: { since: since.toISOString(), until: until.toISOString() },
-    threshold: q.data.threshold,
+    algorithm: { name: 'hdbscan', minClusterSize: q.data.minClusterSize, minSamples: q.data.minSamples ?? q.data.minClusterSize, metric: 'euclidean on unit vectors' },
+    embeddingModel: embeddingModel ?? null,
+    /** Every embedding model with vectors in the window (only `embeddingModel`'s were clustered). */
+    embeddingModels: Object.fromEntries([...modelsSeen].map(([m, s]) => [m, s.count])),
     comments: points.length,
-    clusters: clusters.map(({ signalKeys, ...c }) => ({ ...c, size: signalKeys.length })),
+    positivesExcluded: positives,
+    noise: rest.length,
+    ...(truncated ? { truncatedTo: CLUSTER_MAX_COMMENTS } : {}),
+    clusters: clusters.map(({ signalKeys, ...c }) => ({ ...c, size: signalKeys.length, ...(promoted.get(c.id) ? { promoted: promoted.get(c.id) } : {}) })),
   };
 }

@@ -1,10 +1,18 @@
 /**
  * The human approve step of an eval draft: the draft becomes a harness task of a private held-out suite (a new suite
  * version in the registry), with lineage to the feedback events, reports and clusters it came from.
+ *
+ * The task is graded by a rubric judge on the draft's rubric (criteria ids `c1`…`cn`, every criterion must pass:
+ * `grading: { by: 'judge', minScore: 1 }`), with no test command. When the draft has shell checks, they are graded
+ * too (`by: 'both'`): the verdict reads reports, never exit codes, so the checks run as a generated test command that
+ * writes one JUnit testcase per check (`checksTestCommand`, ids `checks::check-<n>` as failToPass) — each check must
+ * exit 0 — and the judge sees their outcomes. The draft's `behaviour` (user turns, services), when it has one, is
+ * copied onto the task.
  */
 import { z } from 'zod';
 import { toFieldIssues } from '../../shared/field-issues.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import { checksTestCommand } from '../../harness/grading/checks-command.ts';
 import { parseTask, RepoSourceSchema, type Task } from '../../harness/task/task-schema.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { findSuite } from '../../registry/get-suite.ts';
@@ -40,6 +48,8 @@ export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id
   const approvedAt = ports.now().toISOString();
   const { lineage, checks } = item;
   const taskId = `fm-${id.slice('draft-'.length)}`;
+  const graded = checks.length > 0 ? { ...checksTestCommand(checks), grading: { by: 'both' as const, minScore: 1 } } : { failToPass: [], grading: { by: 'judge' as const, minScore: 1 } };
+  const behaviour = 'behaviour' in item ? (item as { behaviour?: unknown }).behaviour : undefined;
   const task = parseTask(
     {
       schemaVersion: 1,
@@ -49,9 +59,9 @@ export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id
       visibility: 'private',
       repo,
       instruction: item.instruction,
-      testCommand: checks.length > 0 ? checks.join(' && ') : 'true',
-      failToPass: [],
-      rubric: item.rubric,
+      ...graded,
+      rubric: item.rubric.map((c, i) => ({ id: `c${i + 1}`, criterion: c.criterion, weight: c.weight })),
+      ...(behaviour !== undefined ? { behaviour } : {}),
       origin: { kind: lineage.reportIds.length > 0 ? 'report' : 'cluster', ref: lineage.reportIds[0] ?? lineage.clusterIds[0] },
       metadata: { context: item.context, checks, lineage, draftId: id, approvedBy: r.data.approver, approvedAt, drafter: item.drafter },
     },

@@ -4,10 +4,17 @@
  * suite in the harness task format (`TASK#<suite>#<id>` records, a new suite version in the registry). Lineage both
  * ways: the task names the feedback events, reports and clusters it came from, and each mode's page lists the cases
  * made from it. Only signals with training consent are sent to the drafter or copied into a case.
+ *
+ * When the complaint is about behaviour rather than code (it ignored AGENTS.md, it did not ask before a risky step, it
+ * kept overexplaining after a correction, it never reported back in chat, it mishandled an incident), the drafter may
+ * give the case a `behaviour` (`lib/harness/task/behaviour-schema.ts`: scripted user turns, a simulated user, tools
+ * that come and go, a fake chat workspace or incident service). It is validated against that schema (a bad one is
+ * refused back to the drafter naming the field, like any other argument) and copied onto the task on approval.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { toFieldIssues } from '../../shared/field-issues.ts';
+import { TaskBehaviourSchema } from '../../harness/task/behaviour-schema.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
@@ -29,7 +36,18 @@ const Drafted = z.strictObject({
   context: z.string().max(16000).default(''),
   rubric: z.array(z.object({ criterion: z.string().min(1).max(2000), weight: z.number().positive().default(1) })).min(1).max(20),
   checks: z.array(z.string().min(1).max(2000)).max(20).default([]),
+  behaviour: TaskBehaviourSchema.optional(),
 });
+
+/** The JSON Schema of `behaviour` the drafter is shown (the task schema's, as input). */
+function behaviourParameters(): Record<string, unknown> {
+  const { $schema: _s, ...schema } = z.toJSONSchema(TaskBehaviourSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return {
+    ...schema,
+    description:
+      'Optional. Only when the complaint is about how the agent behaves with people, tools or services: scripted userTurns (afterTurn n, or on an event: tool-call, service-call, submit, ask-user, no-tool-call), a simulatedUser (persona, goal), tools that are added or removed during the attempt, services (a chat workspace, a metrics and incident service) with their starting state.',
+  };
+}
 
 
 function tool() {
@@ -44,6 +62,7 @@ function tool() {
         context: { type: 'string', description: 'What the agent is given besides the repository (files, constraints, history).' },
         rubric: { type: 'array', items: { type: 'object', required: ['criterion'], properties: { criterion: { type: 'string' }, weight: { type: 'number' } } } },
         checks: { type: 'array', items: { type: 'string' }, description: 'Shell commands that must exit 0 after the attempt.' },
+        behaviour: behaviourParameters(),
       },
     },
   };
@@ -83,7 +102,12 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
   const modes = new Set<string>();
   for (const s of signals) for (const m of (await readLabel(ports, s.key))?.modes ?? []) modes.add(m.mode);
   const messages: Parameters<ModelsPort['chat']>[0]['messages'] = [
-    { role: 'system', content: `You turn complaints about an AI coding agent into one evaluation case. Answer only by calling ${DRAFT_TOOL}.` },
+    {
+      role: 'system',
+      content:
+        `You turn complaints about an AI coding agent into one evaluation case. Answer only by calling ${DRAFT_TOOL}. ` +
+        'When the complaint is about how the agent deals with the user (corrections, clarifications, interruptions), with tools that appear or fail, or with chat and incident services, give the case a behaviour that recreates that situation; otherwise leave behaviour out.',
+    },
     { role: 'user', content: `Failure modes: ${[...modes].join(', ') || 'unlabelled'}.\nComplaints:\n${signals.map((s, i) => `${i + 1}. ${s.text!.slice(0, 2000)}`).join('\n')}` },
   ];
   let drafted: z.output<typeof Drafted> | undefined;

@@ -10,6 +10,8 @@ import { LABEL_BODY_LIMIT } from './review-queue.ts';
 import { ApproveRequest } from '../evals/approve-eval-draft.ts';
 import { DraftRequest } from '../evals/eval-drafts.ts';
 import { DRAFT_BODY_LIMIT } from './eval-drafts.ts';
+import { PromoteClusterRequest } from '../taxonomy/promote-cluster.ts';
+import { PROMOTE_BODY_LIMIT } from './promote-cluster.ts';
 
 const obj = (description: string) => ({ description, content: { 'application/json': { schema: z.object({}).passthrough() } } });
 
@@ -37,7 +39,12 @@ export const MODES_OPERATIONS: Record<string, OperationDoc> = {
   listClusters: {
     summary: 'Clusters of comment embeddings; candidate modes (recurring, poorly explained) first',
     request: { query: ClustersQuery },
-    responses: { 200: obj('Clusters with counts, trend, examples.'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
+    responses: { 200: obj('Clusters (HDBSCAN over one embedding model) with counts, trend, top terms, suggested name, members.'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
+  },
+  promoteCluster: {
+    summary: 'Promote a cluster into a new taxonomy version as a new mode; its members get it as an unreviewed suggestion',
+    request: { params: z.object({ id: z.string() }), body: { required: true, content: { 'application/json': { schema: PromoteClusterRequest } } } },
+    responses: { 201: obj('The new taxonomy version, the label mapping from the previous one, the suggested labels.'), 404: errorDoc('No such cluster.'), 409: errorDoc('Already promoted, or another revision won.'), ...READ_ERRORS, ...bodyErrors(PROMOTE_BODY_LIMIT) },
   },
   postEvalDraft: {
     summary: 'Draft a judge-graded eval case from a cluster or a report (consented signals only)',

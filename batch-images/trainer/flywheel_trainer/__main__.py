@@ -1,0 +1,123 @@
+"""Entry points of the training image.
+
+    python -m flywheel_trainer train --data teacher.jsonl --out model/ [--kind pointwise|pairwise] [--seed 0]
+    python -m flywheel_trainer score --model model/ --input items.jsonl      # JSON Lines out, one per item
+    python -m flywheel_trainer job                                           # the Batch job (environment below)
+
+The job reads ``FLYWHEEL_TRAIN_DATA_KEY`` (a JSON Lines blob of the teacher's verdicts) and writes
+``<FLYWHEEL_MODEL_KEY>/model.safetensors`` and ``<FLYWHEEL_MODEL_KEY>/metadata.json``; ``FLYWHEEL_REWARD_KIND``
+(default pointwise), ``FLYWHEEL_SEED`` (default 0), ``FLYWHEEL_EPOCHS`` (default 300). Blobs are files under
+``$FLYWHEEL_DATA_DIR/blobs`` (the local jobs driver sets it) or objects of the S3 bucket ``$FLYWHEEL_BUCKET``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .reward_model import METADATA_FILE, WEIGHTS_FILE, TrainConfig, TrainingDataError, load, prefer_a, save, score_texts, train
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    out = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise TrainingDataError(f"{path}:{n}: not JSON: {error}") from error
+    return out
+
+
+class Blobs:
+    """The blobs the job reads and writes: local files (``FLYWHEEL_DATA_DIR``) or S3 (``FLYWHEEL_BUCKET``)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.root = Path(env["FLYWHEEL_DATA_DIR"]) / "blobs" if env.get("FLYWHEEL_DATA_DIR") else None
+        self.bucket = env.get("FLYWHEEL_BUCKET")
+        if self.root is None and not self.bucket:
+            raise TrainingDataError("set FLYWHEEL_DATA_DIR (local) or FLYWHEEL_BUCKET (S3)")
+        self._s3 = None
+        if self.root is None:
+            import boto3  # only in the image, for S3
+
+            self._s3 = boto3.client("s3")
+
+    def get(self, key: str, dest: Path) -> None:
+        if self.root is not None:
+            dest.write_bytes((self.root / key).read_bytes())
+        else:
+            self._s3.download_file(self.bucket, key, str(dest))
+
+    def put(self, key: str, src: Path) -> None:
+        if self.root is not None:
+            target = self.root / key
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_bytes(src.read_bytes())
+            tmp.replace(target)
+        else:
+            self._s3.upload_file(str(src), self.bucket, key)
+
+
+def run_job(env: dict[str, str]) -> dict[str, Any]:
+    data_key = env["FLYWHEEL_TRAIN_DATA_KEY"]
+    model_key = env["FLYWHEEL_MODEL_KEY"].rstrip("/")
+    config = TrainConfig(kind=env.get("FLYWHEEL_REWARD_KIND", "pointwise"), seed=int(env.get("FLYWHEEL_SEED", "0")), epochs=int(env.get("FLYWHEEL_EPOCHS", "300")))
+    blobs = Blobs(env)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "teacher.jsonl"
+        blobs.get(data_key, data)
+        trained = train(read_jsonl(data), config)
+        out = Path(tmp) / "model"
+        metadata = save(trained, out, {"trainingData": data_key})
+        # Weights first: a reader that finds the metadata finds the weights it names.
+        blobs.put(f"{model_key}/{WEIGHTS_FILE}", out / WEIGHTS_FILE)
+        blobs.put(f"{model_key}/{METADATA_FILE}", out / METADATA_FILE)
+    return metadata
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="flywheel_trainer")
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--data", required=True)
+    t.add_argument("--out", required=True)
+    t.add_argument("--kind", default="pointwise", choices=["pointwise", "pairwise"])
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--epochs", type=int, default=300)
+    s = sub.add_parser("score")
+    s.add_argument("--model", required=True)
+    s.add_argument("--input", required=True)
+    sub.add_parser("job")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "train":
+            metadata = save(train(read_jsonl(args.data), TrainConfig(kind=args.kind, seed=args.seed, epochs=args.epochs)), args.out)
+            print(json.dumps({"loss": metadata["loss"], "sha256": metadata["sha256"]}))
+        elif args.command == "score":
+            net, metadata = load(args.model)
+            items = read_jsonl(args.input)
+            if metadata["kind"] == "pairwise" and items and "a" in items[0]:
+                probs = prefer_a(net, metadata, [(str(i["a"]), str(i["b"])) for i in items])
+                for item, p in zip(items, probs):
+                    print(json.dumps({"id": item.get("id"), "preferA": p}))
+            else:
+                for item, scores in zip(items, score_texts(net, metadata, [str(i.get("text", "")) for i in items])):
+                    print(json.dumps({"id": item.get("id"), "scores": scores}))
+        else:
+            metadata = run_job(dict(os.environ))
+            print(json.dumps({"message": "trained", "loss": metadata["loss"], "examples": metadata["examples"], "sha256": metadata["sha256"]}))
+    except (TrainingDataError, KeyError, OSError) as error:
+        print(json.dumps({"level": "ERROR", "message": str(error)}), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

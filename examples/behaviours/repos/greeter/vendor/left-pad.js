@@ -1,0 +1,1 @@
+export const leftPad = (s, n) => String(s).padStart(n);

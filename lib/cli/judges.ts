@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { parseJudgeRef } from '../judges/judge-identity.ts';
+import { table } from './table.ts';
+import { callForCli, targetOptions, type JsonFlags } from './target.ts';
+
+interface Flags extends JsonFlags {
+  file?: string;
+  force?: boolean;
+  reason?: string;
+  by?: string;
+  version?: string;
+}
+
+type Row = Record<string, unknown>;
+const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+function judgeOptions(command: Command): Command {
+  return targetOptions(command).option('--json', 'print the raw JSON answer');
+}
+
+const judgePath = (name: string) => `/v1/judges/${encodeURIComponent(name)}`;
+
+/** `name@version`, or an error that says so. */
+function versionRef(text: string): { name: string; version: string } {
+  const ref = parseJudgeRef(text);
+  if (ref.version === undefined || ref.version === '') throw new Error(`name a version: ${text}@<version> (flywheel judges show ${ref.name} lists them)`);
+  return { name: ref.name, version: ref.version };
+}
+
+function readDefinition(file: string): unknown {
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not JSON: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+function kappas(calibration: Row | undefined): string {
+  const criteria = (calibration?.criteria as Row[] | undefined) ?? [];
+  return criteria.map((c) => `${s(c.id)} ${Number((c.kappa as Row).estimate).toFixed(2)} [${Number((c.kappa as Row).low).toFixed(2)}]`).join(', ');
+}
+
+/** A judge's page: its rule, then one row per version. */
+export function formatJudgeDetail(j: Row): string {
+  const rule = j.acceptanceRule as Row;
+  let out = `${s(j.name)} (${s(j.kind)}): promoted ${s(j.promoted) || '(none)'}; ${s(j.versionCount)} version(s)\n`;
+  out += `acceptance rule: kappa lower bound ≥ ${s(rule.minKappaLower)}, drop ≤ ${s(rule.maxKappaDrop)} vs the incumbent, ≥ ${s(rule.minItems)} items${rule.requireCheaper ? ', cheaper' : ''}\n\n`;
+  out += table(
+    ['version', 'status', 'model', 'taxonomy', 'registered', 'calibration (kappa [low])', 'note'],
+    ((j.versions as Row[]) ?? []).map((v) => {
+      const identity = v.identity as Row;
+      const promotion = v.promotion as Row | undefined;
+      const note = v.status === 'retired' ? s((v.retirement as Row).reason) : v.status === 'demoted' ? s((v.demotion as Row | undefined)?.reason) : promotion?.forced ? `forced: ${s(promotion.reason)}` : '';
+      return [s(v.version), s(v.status), s(identity.model), s(identity.taxonomyVersion), s(v.registeredAt), kappas(v.latestCalibration as Row | undefined), note];
+    }),
+  );
+  return out;
+}
+
+/** `flywheel judges list|show|register|promote|retire|calibrations`: the judge registry through the API. */
+export function registerJudgesCommands(program: Command): void {
+  const judges = program.command('judges').description('the judge registry: versions (model, prompt, rubric, decoding, output schema, taxonomy), promotion, calibration');
+
+  judgeOptions(judges.command('list').description('every judge: kind, promoted version, versions')).action(async (flags: Flags) => {
+    const b = await callForCli<Row>(flags, 'GET', '/v1/judges?limit=200');
+    if (!b) return;
+    process.stdout.write(
+      table(
+        ['name', 'kind', 'promoted', 'latest', 'versions', 'updated'],
+        ((b.items as Row[]) ?? []).map((j) => [s(j.name), s(j.kind), s(j.promoted), s(j.latestVersion), s(j.versions), s(j.updatedAt)]),
+      ),
+    );
+  });
+
+  judgeOptions(judges.command('show <name>').description("a judge's versions, which is promoted, and each version's latest calibration")).action(async (name: string, flags: Flags) => {
+    const b = await callForCli<Row>(flags, 'GET', judgePath(parseJudgeRef(name).name));
+    if (b) process.stdout.write(formatJudgeDetail(b));
+  });
+
+  judgeOptions(
+    judges
+      .command('register')
+      .description('register a judge definition (JSON: name, kind, model, prompt, rubric, decoding, outputSchema, taxonomyVersion, acceptanceRule); the same definition is the same version')
+      .requiredOption('--file <path>', 'the definition ("-" reads stdin)')
+      .option('--by <who>', 'who registers (default: $USER)'),
+  ).action(async (flags: Flags) => {
+    const def = readDefinition(flags.file!) as Row;
+    const b = await callForCli<Row>(flags, 'POST', '/v1/judges', { ...def, by: flags.by ?? def.by ?? process.env.USER ?? 'cli' });
+    if (b) process.stdout.write(`${b.created ? 'registered' : 'already registered'} ${s((b.ref as Row).name)}@${s((b.ref as Row).version)} (${s((b.judge as Row).status)})\n`);
+  });
+
+  judgeOptions(
+    judges
+      .command('promote <ref>')
+      .description('promote name@version: gated by the acceptance rule on its latest calibration against the incumbent; --force --reason overrides (admin)')
+      .option('--force', 'promote even though the acceptance rule refuses (needs --reason)')
+      .option('--reason <text>', 'why (required with --force)')
+      .option('--by <who>', 'who promotes (default: $USER)'),
+  ).action(async (text: string, flags: Flags) => {
+    const ref = versionRef(text);
+    const b = await callForCli<Row>(flags, 'POST', `${judgePath(ref.name)}/promote`, {
+      version: ref.version,
+      by: flags.by ?? process.env.USER ?? 'cli',
+      ...(flags.force ? { force: true } : {}),
+      ...(flags.reason ? { reason: flags.reason } : {}),
+    });
+    if (!b) return;
+    const decision = b.decision as Row;
+    const previous = b.previous as Row | undefined;
+    let out = b.changed ? `promoted ${ref.name}@${ref.version}${previous ? ` (replacing ${s(previous.version)})` : ''}\n` : `${ref.name}@${ref.version} already promoted\n`;
+    if (!decision.accepted) out += `forced past the acceptance rule: ${((decision.reasons as string[]) ?? []).join('; ')}\n`;
+    process.stdout.write(out);
+  });
+
+  judgeOptions(
+    judges
+      .command('retire <ref>')
+      .description('retire name@version: never promoted again (retiring the promoted one demotes it)')
+      .option('--reason <text>', 'why')
+      .option('--by <who>', 'who retires (default: $USER)'),
+  ).action(async (text: string, flags: Flags) => {
+    const ref = versionRef(text);
+    const b = await callForCli<Row>(flags, 'POST', `${judgePath(ref.name)}/retire`, {
+      version: ref.version,
+      by: flags.by ?? process.env.USER ?? 'cli',
+      ...(flags.reason ? { reason: flags.reason } : {}),
+    });
+    if (b) process.stdout.write(b.changed ? `retired ${ref.name}@${ref.version}\n` : `${ref.name}@${ref.version} was already retired\n`);
+  });
+
+  judgeOptions(
+    judges.command('calibrations <name>').description("a judge's calibration reports, newest first").option('--version <v>', 'only this version'),
+  ).action(async (name: string, flags: Flags) => {
+    const ref = parseJudgeRef(name);
+    const version = flags.version ?? ref.version;
+    const b = await callForCli<Row>(flags, 'GET', `${judgePath(ref.name)}/calibrations${version ? `?version=${encodeURIComponent(version)}` : ''}`);
+    if (!b) return;
+    process.stdout.write(
+      table(
+        ['id', 'version', 'gold set', 'created', 'kappa [low]', '$/verdict'],
+        ((b.items as Row[]) ?? []).map((r) => [s(r.id), s((r.judge as Row).version), s(r.goldSet), s(r.createdAt), kappas(r), s(r.costPerVerdictUsd)]),
+      ),
+    );
+  });
+}

@@ -1,0 +1,196 @@
+import { ArnFormat, type CfnResource, Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
+import type * as batch from 'aws-cdk-lib/aws-batch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type ILogGroup, LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { StageSettings } from '../../config/stages.ts';
+import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
+import { grantJobAccess, type JobAccess } from '../../constructs/job-access.ts';
+import { JobImage } from '../../constructs/job-image.ts';
+import type { RecordsTable } from '../../constructs/records-table.ts';
+import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
+import { EVENT_SOURCE } from '../../ports/events.ts';
+import { CHECKPOINT_REGISTERED } from '../../registry/register-checkpoint.ts';
+import { DERIVE_STEP_TIMEOUT_SECONDS, DERIVE_WORKFLOW, deriveJudgesDefinition, TRAINER_JOB_TIMEOUT_SECONDS } from '../workflow/derive-judges.asl.ts';
+
+/** The trainer's exit code for data it cannot train on (`flywheel_trainer/__main__.py`): no retry helps. */
+export const TRAINER_BAD_INPUT_EXIT_CODE = 2;
+
+/**
+ * The trainer job's role: the derivations' blobs only (`judges/derivations/<id>/<name>/`: it reads the teacher's
+ * training set and writes the model under `model/`); no records. Residual scope: a job may write the model of any
+ * derivation; a model is calibrated against people before it can be promoted.
+ */
+export const TRAINER_JOB_ACCESS: JobAccess = {
+  blobs: { read: ['judges/derivations/*'], write: ['judges/derivations/*'], denyWrite: [] },
+  records: { read: [], write: [] },
+};
+
+export interface DeriveJudgesStateMachineProps {
+  settings: StageSettings;
+  records: RecordsTable;
+  blobs: ArtifactsBucket;
+  bus: events.IEventBus;
+  alarmTopic: ITopic;
+  /** Variables every function gets (the AWS ports' configuration). */
+  environment: Record<string, string>;
+  /** The CPU pool's fair-share queue (the trainer runs there under the `data-and-reward` share). */
+  cpuJobQueueArn: string;
+  /** The compute stack's job log group. */
+  jobLogs: ILogGroup;
+}
+
+/**
+ * The judge derivation on AWS (`lib/judges/workflow/derive-judges.asl.ts`): a Standard state machine whose steps run in
+ * one function (`functions/judges/derive-step.ts`), the trainer image's Batch job definition (`batch-images/trainer`,
+ * `JobImage`), and the rule on the Flywheel bus that starts a derivation for a checkpoint registered with
+ * `topModel: true` (`functions/judges/derive-trigger.ts`, the execution named after the checkpoint).
+ *
+ * The trainer runs trusted code on data (no sandbox), so its container is not privileged (overriding `JobImage`'s
+ * default for sandboxed jobs); it shares the CPU pool's instances with the forge's privileged jobs, and its role
+ * reaches the derivations' blobs only (`TRAINER_JOB_ACCESS`).
+ *
+ * The step function calls the judges' models through the models port: the new top model's endpoint (HTTPS, no grant
+ * needed); it has no Bedrock grant, so an incumbent judge on Bedrock must already have a calibration report on its
+ * gold set (it is calibrated only when it has none).
+ */
+export class DeriveJudgesStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly step: FlywheelFunction;
+  readonly starter: FlywheelFunction;
+  readonly trainer: JobImage;
+  readonly onTopCheckpoint: events.Rule;
+
+  constructor(scope: Construct, id: string, props: DeriveJudgesStateMachineProps) {
+    super(scope, id);
+    const { settings } = props;
+    const stack = Stack.of(this);
+    const stateMachineName = `flywheel-${settings.stage}-${DERIVE_WORKFLOW}`;
+
+    this.trainer = new JobImage(this, 'Trainer', {
+      settings,
+      name: 'trainer',
+      vcpus: 2,
+      memory: Size.gibibytes(4),
+      environment: { FLYWHEEL_BUCKET: props.blobs.bucket.bucketName },
+      logGroup: props.jobLogs,
+      attemptTimeout: Duration.seconds(TRAINER_JOB_TIMEOUT_SECONDS),
+      attempts: 2,
+      badInputExitCode: TRAINER_BAD_INPUT_EXIT_CODE,
+      description: 'Trainer: a small reward model distilled from a judge',
+    });
+    (this.trainer.jobDefinition.node.defaultChild as batch.CfnJobDefinition).addPropertyOverride('ContainerProperties.Privileged', false);
+    grantJobAccess(this.trainer.jobRole, { blobs: props.blobs, records: props.records }, TRAINER_JOB_ACCESS);
+
+    this.step = new FlywheelFunction(this, 'Step', {
+      lambda: 'judges/derive-step',
+      settings,
+      timeout: Duration.seconds(DERIVE_STEP_TIMEOUT_SECONDS),
+      memorySize: 1024,
+      environment: props.environment,
+      description: `Flywheel judge derivation steps (${settings.stage})`,
+    })
+      .readWriteRecords(props.records)
+      .readBlobs(props.blobs)
+      .writeBlobs(props.blobs, 'judges/')
+      .publishEvents(props.bus);
+    this.step.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+
+    const definition = deriveJudgesDefinition({
+      stepFunction: this.step.fn.functionArn,
+      cpuJobQueue: props.cpuJobQueueArn,
+      trainerJobDefinition: this.trainer.jobDefinition.jobDefinitionArn,
+    });
+    const logs = new LogGroup(this, 'Logs', {
+      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+      retention: retentionDays(settings.logRetentionDays),
+      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
+      description: `Judge derivation state machine of Flywheel ${settings.stage}`,
+    });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.step.fn.functionArn] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.cpuJobQueueArn, this.trainer.jobDefinition.jobDefinitionArn] }));
+    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
+      }),
+    );
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
+      role,
+      tracingEnabled: true,
+      logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      comment: 'Flywheel judge derivation (lib/judges/workflow/derive-judges.asl.ts)',
+    });
+    (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['W3005'] } });
+    const policy = role.node.tryFindChild('DefaultPolicy');
+    if (policy) {
+      Validations.of(policy).acknowledge(
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason: 'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync trainer job with it); log delivery and X-Ray actions support no resource either.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagLabel(stack, jobArns)}]`,
+          reason: 'Step Functions stops the .sync trainer job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region.',
+        },
+      );
+    }
+
+    this.starter = new FlywheelFunction(this, 'Start', {
+      lambda: 'judges/derive-trigger',
+      settings,
+      timeout: Duration.seconds(30),
+      environment: { ...props.environment, [stateMachineEnvName(DERIVE_WORKFLOW)]: this.stateMachine.stateMachineArn },
+      description: `Flywheel: starts a judge derivation for a checkpoint registered as the top model (${settings.stage})`,
+    });
+    this.stateMachine.grantStartExecution(this.starter.role);
+    const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.starter.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:RedriveExecution'], resources: [executions] }));
+    Validations.of(this.starter.role.node.findChild('DefaultPolicy')).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagLabel(stack, executions)}]`,
+      reason: 'DescribeExecution and RedriveExecution of the derivations this function starts (executions of this one state machine, named after the checkpoint at run time).',
+    });
+    this.starter.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+
+    this.onTopCheckpoint = new events.Rule(this, 'OnTopCheckpoint', {
+      description: 'A judge derivation for each checkpoint registered as the new top model',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [CHECKPOINT_REGISTERED], detail: { topModel: [true] } },
+      targets: [new eventTargets.LambdaFunction(this.starter.fn, { retryAttempts: 5, maxEventAge: Duration.hours(2) })],
+    });
+  }
+}
+
+/**
+ * How cdk-nag names a resource ARN in an acknowledgment id: the resolved value with `{ Ref: X }` as `<X>`,
+ * `{ Fn::GetAtt: [X, A] }` as `<X.A>`, a Fn::Join joined (as the sweeps' infra computes it).
+ */
+function nagLabel(stack: Stack, value: string): string {
+  const label = (v: unknown): string => {
+    if (typeof v === 'string') return v;
+    if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (typeof o.Ref === 'string') return `<${o.Ref}>`;
+      const getAtt = o['Fn::GetAtt'];
+      if (Array.isArray(getAtt)) return `<${getAtt.join('.')}>`;
+      const join = o['Fn::Join'];
+      if (Array.isArray(join)) return (join[1] as unknown[]).map(label).join(join[0] as string);
+    }
+    return JSON.stringify(v);
+  };
+  return label(stack.resolve(value));
+}

@@ -1,0 +1,104 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { StageSettings } from '../../config/stages.ts';
+import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { noticeRule } from '../../constructs/chat-notification.ts';
+import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { QueueAlarms } from '../../constructs/queue-alarms.ts';
+import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
+import type { RecordsTable } from '../../constructs/records-table.ts';
+import { EVENT_SOURCE } from '../../ports/events.ts';
+import { DRIFT_EVENT_TYPES, DRIFT_SAMPLE_FRACTION_ENV } from '../drift/consumers/watch-verdicts-consumer.ts';
+import { JUDGE_DEMOTED } from '../events.ts';
+
+export interface DriftWatchProps {
+  settings: StageSettings;
+  bus: events.IEventBus;
+  records: RecordsTable;
+  blobs: ArtifactsBucket;
+  alarmTopic: ITopic;
+  environment: Record<string, string>;
+  /** Share of production verdicts sampled for people (0–1); default the handler's (0.05). */
+  sampleFraction?: number;
+}
+
+/** Seconds the drift-watch consumer may run (a batch of 10 verdicts, a few reads and puts each). */
+const DRIFT_WATCH_TIMEOUT_SECONDS = 30;
+
+/**
+ * The drift watch on AWS: a rule on the Flywheel bus sends every `judge.verdict` to an SQS queue (with a dead-letter
+ * queue, `addQueueWithDeadLetter`) that feeds the `judges/drift-watch` function (partial batch failures), which queues
+ * every judge–user disagreement and a sample of the verdicts for people to label. Alarms (`QueueAlarms`): the age of
+ * the oldest message in either queue and the dead-letter depth. A demotion by the drift watch (`judge.demoted` with
+ * `by: drift-watch`, published by the registry when the rolling kappa drops) goes to the alarm topic, so people hear
+ * of it on e-mail and the stage's Slack channel.
+ */
+export class DriftWatch extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly consumer: FlywheelFunction;
+  readonly rule: events.Rule;
+  readonly onDemoted: events.Rule;
+  readonly alarms: QueueAlarms;
+
+  constructor(scope: Construct, id: string, props: DriftWatchProps) {
+    super(scope, id);
+    const { settings } = props;
+    const queues = addQueueWithDeadLetter(this, {
+      settings,
+      visibilityTimeout: Duration.seconds(6 * DRIFT_WATCH_TIMEOUT_SECONDS),
+      retentionPeriod: Duration.days(4),
+    });
+    this.queue = queues.queue;
+    this.deadLetterQueue = queues.deadLetterQueue;
+    this.rule = new events.Rule(this, 'OnVerdict', {
+      description: "Every production verdict of a judge goes to the drift watch (disagreements and a sample are queued for people)",
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [...DRIFT_EVENT_TYPES] },
+      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
+    });
+    this.consumer = new FlywheelFunction(this, 'Consumer', {
+      lambda: 'judges/drift-watch',
+      settings,
+      memorySize: 512,
+      timeout: Duration.seconds(DRIFT_WATCH_TIMEOUT_SECONDS),
+      environment: { ...props.environment, ...(props.sampleFraction !== undefined ? { [DRIFT_SAMPLE_FRACTION_ENV]: String(props.sampleFraction) } : {}) },
+      description: `Flywheel judge drift watch (${settings.stage}): queues judge-user disagreements and a sample of verdicts for people`,
+    })
+      // Queues annotation items (records); reads the signal or attempt it names (records, and a diff blob) for its length.
+      .readWriteRecords(props.records)
+      .readBlobs(props.blobs);
+    this.consumer.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
+    this.consumer.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
+      purpose: 'Judge drift watch (judge.verdict queue)',
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      alarmTopic: props.alarmTopic,
+      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
+      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
+      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
+      deadLetterHint:
+        'judge.verdict events the drift watch failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the drift-watch queue (SQS StartMessageMoveTask)',
+    });
+    const field = (path: string) => events.EventField.fromPath(path);
+    const judge = `${field('$.detail.judge.name')}@${field('$.detail.judge.version')}`;
+    this.onDemoted = noticeRule(this, 'OnDriftDemotion', {
+      description: "The drift watch demoted a judge: its agreement with people's labels dropped",
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [JUDGE_DEMOTED], detail: { by: ['drift-watch'] } },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Judge ${judge} demoted by the drift watch`,
+        description: `Kappa between judge ${judge} and people on the rolling window of labelled production verdicts fell below its calibration. Its bare name resolves to nothing until a version is promoted.`,
+        nextSteps: [`See why: flywheel judges show ${field('$.detail.judge.name')}`, 'Label more of its gold set, recalibrate, and promote a version that passes the acceptance rule'],
+        threadId: `judge-${field('$.detail.judge.name')}`,
+      },
+    });
+  }
+}

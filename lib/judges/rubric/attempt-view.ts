@@ -1,0 +1,288 @@
+/**
+ * What a rubric judge reads of an attempt: the instruction, a bounded excerpt of the trajectory (the last steps, with
+ * every tool call, tool result and event in brief), the calls to fake services and the user turns the harness
+ * injected, the diff (bounded), the agent's final message(s), and the test outcomes when tests graded it. Every part
+ * is plain text, and a judge's quoted evidence is checked against the part it names (`evidenceIn`), so a quote must
+ * come from what the judge was shown.
+ */
+import type { Criterion } from '../judge-identity.ts';
+import { EVIDENCE_SOURCES, type Evidence } from '../schemas.ts';
+
+export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
+
+/** The judge's view of one attempt. Parts that do not apply are empty strings. */
+export interface AttemptView {
+  taskId?: string;
+  /** The task's rubric, with stable ids (`c1`…); the judge scores each criterion. */
+  rubric: Criterion[];
+  instruction: string;
+  /** The trajectory excerpt (its last steps, rendered one per line). */
+  trajectory: string;
+  diff: string;
+  /** The agent's final assistant message(s), and its submitted answer. */
+  finalMessage: string;
+  /** Test outcomes (`id: outcome` lines and the grade's reasons); empty when no tests graded the attempt. */
+  tests: string;
+  /** Events of fake services, injected user turns and tools coming and going (`service.*`, `user.*`, …), one per line. */
+  serviceCalls: string;
+  /** Parts cut to fit their bound. */
+  truncated: EvidenceSource[];
+}
+
+/** Characters of each part the judge sees. */
+export const VIEW_LIMITS = {
+  instruction: 8_000,
+  trajectory: 24_000,
+  diff: 24_000,
+  finalMessage: 8_000,
+  tests: 8_000,
+  serviceCalls: 12_000,
+  /** Characters of one step (a tool result, a call's arguments) in the trajectory excerpt. */
+  step: 2_000,
+} as const;
+
+/** A trajectory step as the view reads it: any JSON object with a `type` (unknown kinds are rendered generically). */
+export type TrajectoryStepLike = { type: string } & Record<string, unknown>;
+
+export interface TestOutcomes {
+  passed: boolean;
+  reasons?: readonly string[];
+  perTest?: Readonly<Record<string, string>>;
+}
+
+export interface BuildAttemptViewInput {
+  task: { id?: string; instruction: string; rubric?: readonly { id?: string; criterion: string; weight?: number }[] };
+  trajectory?: { steps: readonly unknown[] };
+  diff?: string;
+  /** The tests' verdict, when tests graded the attempt. */
+  tests?: TestOutcomes;
+  /** Override the bounds (characters per part). */
+  limits?: Partial<Record<keyof typeof VIEW_LIMITS, number>>;
+}
+
+/** Tool events about availability (a tool added, removed, called while unavailable): what the judge sees apart. */
+const TOOL_AVAILABILITY_EVENTS = new Set(['tool.added', 'tool.removed', 'tool.unavailable']);
+
+/**
+ * Event kinds that go to `serviceCalls` besides the trajectory: fake services' calls and state (`service.*`), the
+ * user's turns (`user.*`), held submissions (`submit.*`) and tools coming and going. Matched by prefix: a new kind of
+ * these families needs no change here.
+ */
+function isServiceOrUserEvent(kind: string): boolean {
+  return kind.startsWith('service.') || kind.startsWith('user.') || kind.startsWith('submit.') || TOOL_AVAILABILITY_EVENTS.has(kind);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)} …[${text.length - max} more characters]`;
+}
+
+/** Keeps the head and the tail of a long text (a diff's start and end both matter). */
+function headTail(text: string, max: number): { text: string; cut: boolean } {
+  if (text.length <= max) return { text, cut: false };
+  const half = Math.floor(max / 2);
+  return { text: `${text.slice(0, half)}\n…[${text.length - max} characters omitted]…\n${text.slice(text.length - half)}`, cut: true };
+}
+
+function compactJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? '';
+  } catch {
+    return String(v);
+  }
+}
+
+/** One step as one or more lines of the excerpt. */
+function renderStep(step: TrajectoryStepLike, max: number): string {
+  switch (step.type) {
+    case 'message':
+      return `[${str(step['role']) ?? 'user'}] ${clip(str(step['content']) ?? '', max)}`;
+    case 'assistant': {
+      const lines: string[] = [];
+      const content = str(step['content']) ?? '';
+      if (content.trim() !== '') lines.push(`[assistant] ${clip(content, max)}`);
+      const calls = Array.isArray(step['toolCalls']) ? (step['toolCalls'] as unknown[]) : [];
+      for (const c of calls) {
+        if (typeof c !== 'object' || c === null) continue;
+        const call = c as Record<string, unknown>;
+        lines.push(`[tool call] ${str(call['name']) ?? '?'} ${clip(str(call['arguments']) ?? '', max)}`);
+      }
+      return lines.join('\n');
+    }
+    case 'tool_result': {
+      const exit = typeof step['exitCode'] === 'number' ? ` (exit ${step['exitCode']})` : '';
+      return `[tool result] ${str(step['name']) ?? '?'}${step['isError'] === true ? ' error' : ''}${exit}: ${clip(str(step['content']) ?? '', max)}`;
+    }
+    case 'event':
+      return renderEvent(step, max);
+    case 'outcome': {
+      const stop = step['stopReason'];
+      return `[outcome] ${clip(compactJson(stop), max)}`;
+    }
+    default: {
+      const { type, ...rest } = step;
+      return `[${type}] ${clip(compactJson(rest), max)}`;
+    }
+  }
+}
+
+function renderEvent(step: TrajectoryStepLike, max: number): string {
+  const kind = str(step['kind']) ?? 'event';
+  const message = str(step['message']) ?? '';
+  const detail = step['detail'];
+  const detailText = typeof detail === 'object' && detail !== null && Object.keys(detail).length > 0 ? ` ${compactJson(detail)}` : '';
+  return `[event ${kind}] ${clip(`${message}${detailText}`, max)}`;
+}
+
+function asStep(v: unknown): TrajectoryStepLike | undefined {
+  return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string' ? (v as TrajectoryStepLike) : undefined;
+}
+
+/**
+ * The judge's view of an attempt, built from the task, its trajectory, its diff and its test outcomes. Every part is
+ * bounded (`VIEW_LIMITS`); the trajectory keeps its last steps (where the agent finishes) and says how many earlier
+ * ones were left out. Steps are read generically: a step kind this code does not know is rendered as JSON.
+ *
+ * @example
+ * const view = buildAttemptView({ task, trajectory, diff, tests: { passed: grade.passed, perTest: grade.perTest } });
+ * const judgement = await judgeAttempt(model, view, { judge: defaultRubricJudge(model.id) });
+ */
+export function buildAttemptView(input: BuildAttemptViewInput): AttemptView {
+  const limits = { ...VIEW_LIMITS, ...input.limits };
+  const truncated: EvidenceSource[] = [];
+  const steps = (input.trajectory?.steps ?? []).map(asStep).filter((s): s is TrajectoryStepLike => s !== undefined);
+
+  // Trajectory: the last steps that fit.
+  const rendered = steps.filter((s) => s.type !== 'message' || s['role'] !== 'system').map((s) => renderStep(s, limits.step)).filter((l) => l !== '');
+  const kept: string[] = [];
+  let used = 0;
+  for (let i = rendered.length - 1; i >= 0; i--) {
+    const line = rendered[i]!;
+    if (used + line.length + 1 > limits.trajectory) break;
+    kept.unshift(line);
+    used += line.length + 1;
+  }
+  const omitted = rendered.length - kept.length;
+  if (omitted > 0) truncated.push('trajectory');
+  const trajectory = `${omitted > 0 ? `…[${omitted} earlier steps omitted]\n` : ''}${kept.join('\n')}`;
+
+  // Service calls and user turns: every such event, bounded as a whole (latest kept).
+  const serviceLines = steps.filter((s) => s.type === 'event' && isServiceOrUserEvent(str(s['kind']) ?? '')).map((s) => renderEvent(s, limits.step));
+  const service = tailLines(serviceLines, limits.serviceCalls);
+  if (service.cut) truncated.push('service-calls');
+
+  // Final message(s): the last assistant message with text, and the submitted answer.
+  const finals: string[] = [];
+  const lastText = [...steps].reverse().find((s) => s.type === 'assistant' && (str(s['content']) ?? '').trim() !== '');
+  if (lastText) finals.push(str(lastText['content'])!);
+  const outcome = [...steps].reverse().find((s) => s.type === 'outcome');
+  const stop = outcome?.['stopReason'] as { kind?: unknown; answer?: unknown } | undefined;
+  if (stop?.kind === 'submitted' && typeof stop.answer === 'string' && stop.answer.trim() !== '') finals.push(`[submitted] ${stop.answer}`);
+  else {
+    const submit = [...steps].reverse().flatMap((s) => (s.type === 'assistant' && Array.isArray(s['toolCalls']) ? (s['toolCalls'] as Record<string, unknown>[]) : [])).find((c) => c['name'] === 'submit');
+    const answer = submit ? parseAnswer(str(submit['arguments'])) : undefined;
+    if (answer) finals.push(`[submitted] ${answer}`);
+  }
+  const finalMessage = headTail(finals.join('\n'), limits.finalMessage);
+  if (finalMessage.cut) truncated.push('final-message');
+
+  const diff = headTail(input.diff ?? '', limits.diff);
+  if (diff.cut) truncated.push('diff');
+  const instruction = headTail(input.task.instruction, limits.instruction);
+  if (instruction.cut) truncated.push('instruction');
+  const tests = headTail(input.tests ? renderTests(input.tests) : '', limits.tests);
+  if (tests.cut) truncated.push('tests');
+
+  return {
+    ...(input.task.id !== undefined ? { taskId: input.task.id } : {}),
+    rubric: (input.task.rubric ?? []).map((c, i) => ({ id: c.id ?? `c${i + 1}`, criterion: c.criterion, weight: c.weight ?? 1 })),
+    instruction: instruction.text,
+    trajectory,
+    diff: diff.text,
+    finalMessage: finalMessage.text,
+    tests: tests.text,
+    serviceCalls: service.text,
+    truncated,
+  };
+}
+
+function tailLines(lines: string[], max: number): { text: string; cut: boolean } {
+  const kept: string[] = [];
+  let used = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (used + lines[i]!.length + 1 > max) break;
+    kept.unshift(lines[i]!);
+    used += lines[i]!.length + 1;
+  }
+  const omitted = lines.length - kept.length;
+  return { text: `${omitted > 0 ? `…[${omitted} earlier omitted]\n` : ''}${kept.join('\n')}`, cut: omitted > 0 };
+}
+
+function parseAnswer(args: string | undefined): string | undefined {
+  if (!args) return undefined;
+  try {
+    const v = JSON.parse(args) as { answer?: unknown };
+    return typeof v.answer === 'string' && v.answer.trim() !== '' ? v.answer : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function renderTests(tests: TestOutcomes): string {
+  const lines = [`tests ${tests.passed ? 'passed' : 'failed'}`];
+  for (const [id, outcome] of Object.entries(tests.perTest ?? {})) lines.push(`${id}: ${outcome}`);
+  for (const r of tests.reasons ?? []) lines.push(`reason: ${r}`);
+  return lines.join('\n');
+}
+
+/** The text of one part of the view, by evidence source. */
+export function viewPart(view: AttemptView, source: EvidenceSource): string {
+  switch (source) {
+    case 'instruction':
+      return view.instruction;
+    case 'trajectory':
+      return view.trajectory;
+    case 'diff':
+      return view.diff;
+    case 'final-message':
+      return view.finalMessage;
+    case 'tests':
+      return view.tests;
+    case 'service-calls':
+      return view.serviceCalls;
+  }
+}
+
+/** Collapses whitespace, so a quote that re-wraps lines still counts as occurring. */
+export function normalizeWhitespace(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Whether a quote occurs in the part of the view it names (whitespace-insensitive, case-sensitive). An empty quote
+ * never does. The service calls also appear in the trajectory, so a quote from them is accepted under either name.
+ */
+export function evidenceIn(view: AttemptView, evidence: Evidence): boolean {
+  const quote = normalizeWhitespace(evidence.quote);
+  if (quote === '') return false;
+  const sources: EvidenceSource[] = evidence.source === 'service-calls' ? ['service-calls', 'trajectory'] : [evidence.source];
+  return sources.some((s) => normalizeWhitespace(viewPart(view, s)).includes(quote));
+}
+
+/** The view as the judge's user message, each part fenced and named by its evidence source. */
+export function renderAttemptView(view: AttemptView): string {
+  const part = (source: EvidenceSource, text: string) => `## ${source}\n<<<\n${text === '' ? '(empty)' : text}\n>>>`;
+  const out = [
+    part('instruction', view.instruction),
+    part('trajectory', view.trajectory),
+    part('service-calls', view.serviceCalls),
+    part('diff', view.diff),
+    part('final-message', view.finalMessage),
+    ...(view.tests !== '' ? [part('tests', view.tests)] : []),
+  ];
+  if (view.truncated.length > 0) out.push(`(Parts cut to fit: ${view.truncated.join(', ')}.)`);
+  return out.join('\n\n');
+}

@@ -1,0 +1,55 @@
+/**
+ * The example suite of behavioural cases through `flywheel eval run` (the CLI as a child process, the strict
+ * namespace sandbox, the rubric judge): one scripted model server plays the agent and the judge of every case
+ * (`test/support/behaviour-replay.ts`).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { behaviourReplay } from '../support/behaviour-replay.ts';
+import { startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
+
+const run = promisify(execFile);
+const EXAMPLES = join(import.meta.dirname, '../../examples/behaviours');
+
+let server: ScriptedModelServer | undefined;
+let root: string | undefined;
+afterEach(async () => {
+  await server?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('flywheel eval run on examples/behaviours', () => {
+  it('grades every case by the judge; the simulated-user case needs a user model the CLI does not pass', async () => {
+    const replay = await behaviourReplay(EXAMPLES);
+    server = await startScriptedModelServer(replay.script);
+    root = await mkdtemp(join(tmpdir(), 'fw-behaviours-cli-'));
+    const model = `openai:scripted@${server.baseUrl}`;
+    const args = ['node', 'bin/flywheel.ts', 'eval', 'run', '--suite', join(EXAMPLES, 'tasks'), '--model', model, '--judge-model', model,
+      '--mode', 'strict', '--concurrency', '2', '--run-id', 'b1', '--data-dir', join(root, 'data'), '--max-tries', '1', '--json'];
+    // Exit 2: an attempt ended as an infrastructure error (the clarification case, below).
+    const out = await run('npx', args, { cwd: process.cwd() }).catch((e: { stdout: string; stderr: string; code: number }) => e);
+    expect('code' in out ? out.code : 0).toBe(2);
+    const results = JSON.parse(await readFile(join(root, 'data', 'evals', 'b1', 'results-strict.json'), 'utf8')) as {
+      perTask: Array<{ taskId: string; passed: number; infrastructureErrors: number }>;
+      counts: Record<string, number>;
+    };
+    const byTask = Object.fromEntries(results.perTask.map((t) => [t.taskId, t.passed === 1 ? 'passed' : t.infrastructureErrors === 1 ? 'infrastructure-error' : 'failed']));
+    expect(byTask).toEqual({
+      'behaviours/agents-md': 'passed',
+      'behaviours/chat-report': 'passed',
+      'behaviours/clarification': 'infrastructure-error',
+      'behaviours/incident-triage': 'passed',
+      'behaviours/interruption': 'passed',
+      'behaviours/long-horizon': 'passed',
+      'behaviours/new-tool': 'passed',
+      'behaviours/questionable-instruction': 'passed',
+      'behaviours/tool-removed': 'passed',
+    });
+    expect(replay.served.get('judge:incident-triage')).toBe(1);
+    expect(replay.served.has('agent:clarification')).toBe(false);
+  }, 120_000);
+});

@@ -1,0 +1,202 @@
+/**
+ * The drift watch: every judge–user disagreement is queued for people and a deterministic sample of the other
+ * verdicts; through the local runtime's tail of the event log (the twin of EventBridge → SQS → Lambda), tenants kept
+ * apart; people's labels of drift items form a rolling window whose kappa, once it drops below the judge's
+ * calibration, demotes the judge and tells people (once, through a real webhook).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { scopePortsToTenant } from '../../lib/auth/tenant-ports.ts';
+import { inFraction, subjectKey } from '../../lib/judges/annotation/annotation-item.ts';
+import { listAllAnnotations, listAnnotations } from '../../lib/judges/annotation/annotation-queue.ts';
+import { createGoldSet } from '../../lib/judges/annotation/gold-sets.ts';
+import { calibrateJudge, failureModeJudgeRunner } from '../../lib/judges/calibrate-judge.ts';
+import { checkDrift } from '../../lib/judges/drift/check-drift.ts';
+import { labelAnnotationAndWatch } from '../../lib/judges/drift/label-and-watch.ts';
+import { startLocalDriftWatch } from '../../lib/judges/drift/local/local-drift-watch.ts';
+import { DEFAULT_SAMPLE_FRACTION, watchVerdict } from '../../lib/judges/drift/watch-verdicts.ts';
+import { JUDGE_VERDICT, type JudgeVerdictDetail } from '../../lib/judges/events.ts';
+import { judgeRefString, type JudgeRef } from '../../lib/judges/judge-identity.ts';
+import { promoteJudge } from '../../lib/judges/registry/promote-judge.ts';
+import { getJudge } from '../../lib/judges/registry/read-judges.ts';
+import { registerJudge } from '../../lib/judges/registry/register-judge.ts';
+import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
+import { MODE_IDS } from '../../lib/modes/taxonomy/taxonomy.ts';
+import { ValidationError } from '../../lib/errors.ts';
+import { makeWatchVerdictsHandler } from '../../lib/judges/drift/consumers/watch-verdicts-consumer.ts';
+import { sqsRecord } from '../support/lambda-events.ts';
+import { startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
+import { tempPorts } from '../modes/support/modes-fixture.ts';
+import { labelGoldSet, SCOPE, SCOPE_LABEL, scriptedFailureModeJudge, storeSignals } from './support/annotation-fixture.ts';
+
+let env: ReturnType<typeof tempPorts> | undefined;
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  env?.cleanup();
+  env = undefined;
+});
+
+const REF: JudgeRef = { name: 'fm-judge', version: 'aaaaaaaaaaaa' };
+const fineLabels = () => Object.fromEntries(MODE_IDS.map((m) => [`mode:${m}`, 'no']));
+
+function verdict(signalKey: string, fine: boolean, userRating: 'up' | 'down', ref: JudgeRef = REF): JudgeVerdictDetail {
+  const labels = fineLabels();
+  if (!fine) labels[SCOPE_LABEL] = 'yes';
+  return { judge: ref, subject: { kind: 'signal', signalKey }, labels, fine, userRating, at: '2026-12-01T00:00:00Z' };
+}
+
+async function startWebhook(): Promise<{ url: string; bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies };
+}
+
+describe('the drift watch queues production verdicts', () => {
+  it('queues every disagreement and a deterministic 5% sample of the rest, with the judge labels', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const keys = Array.from({ length: 400 }, (_, i) => `feedback:ev-${i}`);
+    const outcomes: string[] = [];
+    for (const [i, key] of keys.entries()) outcomes.push((await watchVerdict(ports, verdict(key, true, i < 40 ? 'down' : 'up'))).outcome);
+    // A judge that found something wrong agrees with a thumbs-down: no disagreement, only the sample.
+    for (const key of keys.slice(0, 10)) outcomes.push((await watchVerdict(ports, verdict(`${key}-x`, false, 'down'))).outcome);
+    expect(outcomes.slice(0, 40).every((o) => o === 'disagreement')).toBe(true);
+    const sampled = [...keys.slice(40), ...keys.slice(0, 10).map((k) => `${k}-x`)].filter((k) => inFraction(`${judgeRefString(REF)}\nsignal:${k}`, DEFAULT_SAMPLE_FRACTION));
+    expect(outcomes.filter((o) => o === 'production-sample')).toHaveLength(sampled.length);
+    expect(sampled.length).toBeGreaterThan(5);
+    expect(sampled.length).toBeLessThan(45);
+
+    const disagreements = await listAllAnnotations(ports, { queue: 'drift:fm-judge', reason: 'disagreement', status: 'pending' });
+    expect(disagreements).toHaveLength(40);
+    expect(disagreements[0]!.judge).toMatchObject({ ref: REF, fine: true, userRating: 'down', labels: { [SCOPE_LABEL]: 'no' } });
+    expect(disagreements[0]!.asks).toEqual(MODE_IDS.map((m) => `mode:${m}`));
+    const samples = await listAllAnnotations(ports, { queue: 'drift:fm-judge', reason: 'production-sample', status: 'pending' });
+    expect(samples.map((i) => i.subjectKey).sort()).toEqual(sampled.map((k) => `signal:${k}`).sort());
+    // The same verdict again queues nothing new.
+    await watchVerdict(ports, verdict(keys[0]!, true, 'down'));
+    expect(await listAllAnnotations(ports, { reason: 'disagreement', status: 'pending' })).toHaveLength(40);
+    const bad = await watchVerdict(ports, { ...verdict(keys[0]!, true, 'down'), fine: 'yes' }).catch((e: unknown) => e);
+    expect((bad as ValidationError).issues.map((i) => i.path)).toEqual(['detail.fine']);
+  });
+
+  it('reads judge.verdict from the local event log, per tenant, resuming from its cursor', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const watch = startLocalDriftWatch(ports, { pollMs: 20, watch: { sampleFraction: 0 } });
+    closers.push(() => watch.stop());
+    await ports.events.publish([{ type: JUDGE_VERDICT, detail: verdict('feedback:a', true, 'down') }, { type: JUDGE_VERDICT, detail: verdict('feedback:b', true, 'up') }]);
+    await scopePortsToTenant(ports, 'acme').events.publish([{ type: JUDGE_VERDICT, detail: verdict('feedback:c', true, 'down') }]);
+    await watch.drain();
+    const mine = await listAnnotations(ports, { queue: 'drift:fm-judge' });
+    expect(mine.items.map((i) => i.subjectKey)).toEqual(['signal:feedback:a']);
+    const theirs = await listAnnotations(scopePortsToTenant(ports, 'acme'), { queue: 'drift:fm-judge' });
+    expect(theirs.items.map((i) => i.subjectKey)).toEqual(['signal:feedback:c']);
+    await watch.stop();
+    // Published while the watch is down: picked up by the next one, and nothing is queued twice.
+    await ports.events.publish([{ type: JUDGE_VERDICT, detail: verdict('feedback:d', true, 'down') }]);
+    const again = startLocalDriftWatch(ports, { pollMs: 20, watch: { sampleFraction: 0 } });
+    closers.push(() => again.stop());
+    await again.drain();
+    expect((await listAnnotations(ports, { queue: 'drift:fm-judge' })).items.map((i) => i.subjectKey).sort()).toEqual(['signal:feedback:a', 'signal:feedback:d']);
+  });
+});
+
+describe('the judges/drift-watch Lambda handler', () => {
+  it('queues what each EventBridge event on SQS names and reports only the malformed record as failed', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const handler = makeWatchVerdictsHandler(ports, { sampleFraction: 0 });
+    const event = (detail: unknown) => JSON.stringify({ version: '0', id: 'e', 'detail-type': JUDGE_VERDICT, source: 'flywheel', detail });
+    const response = await handler({
+      Records: [
+        sqsRecord('m1', event(verdict('feedback:one', true, 'down'))),
+        sqsRecord('m2', event({ ...verdict('feedback:two', true, 'down'), tenant: 'acme' })),
+        sqsRecord('m3', event({ ...verdict('feedback:three', true, 'down'), subject: { kind: 'signal' } })),
+        sqsRecord('m4', JSON.stringify({ 'detail-type': 'feedback.stored', detail: { eventIds: ['x'] } })),
+      ],
+    });
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm3' }]);
+    expect((await listAnnotations(ports, { reason: 'disagreement' })).items.map((i) => i.subjectKey)).toEqual(['signal:feedback:one']);
+    expect((await listAnnotations(scopePortsToTenant(ports, 'acme'), { reason: 'disagreement' })).items.map((i) => i.subjectKey)).toEqual(['signal:feedback:two']);
+  });
+});
+
+describe('a kappa drop on the rolling window', () => {
+  let server: ScriptedModelServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('demotes the judge and tells people, once', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    // Calibrated on a gold set where it agrees with people (kappa 1), then promoted through the acceptance rule.
+    const gold = await storeSignals(ports, 20, 'g');
+    server = await startScriptedModelServer(scriptedFailureModeJudge(new Set()));
+    const { ref } = await registerJudge(ports, { name: 'fm-judge', kind: 'failure-mode', model: `openai:judge@${server.baseUrl}` });
+    await createGoldSet(ports, { name: 'fm-gold', judge: 'fm-judge', labels: [SCOPE_LABEL], subjects: gold.map((s) => ({ kind: 'signal', signalKey: s.key })) });
+    const truth = new Map(gold.map((s) => [s.key, s.truth]));
+    await labelGoldSet(ports, 'fm-gold', (k) => truth.get(k)!);
+    const model = openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'judge', retry: { maxAttempts: 1 } });
+    const report = await calibrateJudge(ports, { judge: ref, goldSet: 'fm-gold', run: failureModeJudgeRunner(ports, { model }), resamples: 200 });
+    expect(report.criteria[0]!.kappa.estimate).toBe(1);
+    await promoteJudge(ports, ref, { by: 'ana' });
+    expect(await checkDrift(ports, 'fm-judge')).toMatchObject({ status: 'too-few-pairs', pairs: 0, demoted: false });
+
+    // In production it drifts: it finds nothing wrong with scope creep that users thumb down.
+    const production = await storeSignals(ports, 15, 'p');
+    const watch = startLocalDriftWatch(ports, { pollMs: 20, watch: { sampleFraction: 1 } });
+    closers.push(() => watch.stop());
+    await ports.events.publish(production.map((s) => ({ type: JUDGE_VERDICT, detail: verdict(s.key, true, s.truth === 'yes' ? 'down' : 'up', ref) })));
+    await watch.drain();
+    const items = await listAllAnnotations(ports, { queue: 'drift:fm-judge', status: 'pending' });
+    expect(items.filter((i) => i.reason === 'disagreement')).toHaveLength(15);
+    expect(items.filter((i) => i.reason === 'production-sample')).toHaveLength(15);
+
+    // People label them, alternating; each label of a drift item runs the check.
+    const hook = await startWebhook();
+    const log: string[] = [];
+    const byKey = new Map(items.map((i) => [i.subjectKey, i]));
+    const statuses: string[] = [];
+    for (const s of production) {
+      const item = byKey.get(subjectKey({ kind: 'signal', signalKey: s.key }))!;
+      const { drift } = await labelAnnotationAndWatch(
+        ports,
+        item.id,
+        { annotator: 'ana', labels: s.truth === 'yes' ? { [SCOPE_LABEL]: 'yes' } : {} },
+        { drift: { window: 50, maxDrop: 0.2, minN: 10 }, notify: { webhookUrl: hook.url, log: (line) => log.push(line) } },
+      );
+      statuses.push(drift!.status);
+      if (drift!.status === 'dropped') {
+        expect(drift).toMatchObject({ demoted: true, notified: true, ref });
+        expect(drift!.labels.find((l) => l.id === SCOPE_LABEL)).toMatchObject({ n: 10, kappa: 0, baseline: 1, dropped: true });
+      }
+    }
+    expect(statuses.slice(0, 9).every((s) => s === 'too-few-pairs')).toBe(true);
+    expect(statuses[9]).toBe('dropped');
+    expect(statuses.slice(10).every((s) => s === 'no-promoted-version')).toBe(true);
+
+    const judge = await getJudge(ports, 'fm-judge');
+    expect(judge.promoted).toBeUndefined();
+    expect(JSON.stringify(judge)).toContain('drift-watch');
+    expect(hook.bodies).toHaveLength(1);
+    expect(JSON.stringify(hook.bodies[0])).toContain(`Judge ${judgeRefString(ref)} demoted`);
+    expect(log.filter((l) => l.includes('"notice"'))).toHaveLength(1);
+    expect(JSON.stringify(log)).toContain(SCOPE);
+    const demoted = ports.events.recent({ type: 'judge.demoted' });
+    expect(demoted).toHaveLength(1);
+    expect(demoted[0]!.detail).toMatchObject({ judge: ref, by: 'drift-watch' });
+  });
+});

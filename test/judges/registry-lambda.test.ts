@@ -1,0 +1,50 @@
+/** The `judges/api` Lambda entry: Powertools middlewares over the shared dispatcher, serving only the judges routes. */
+import type { Context } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { routesOf } from '../../lib/api/routes.ts';
+import { apiEvent } from '../support/lambda-events.ts';
+
+const context = {
+  functionName: 'flywheel-test',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:flywheel-test',
+  memoryLimitInMB: '256',
+  awsRequestId: 'req-1',
+  logGroupName: '/aws/lambda/flywheel-test',
+  logStreamName: 's',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
+
+beforeAll(() => {
+  // Endpoints that are never called: these requests are answered before any port is used.
+  process.env.FLYWHEEL_TABLE = 'table';
+  process.env.FLYWHEEL_BUCKET = 'bucket';
+  process.env.FLYWHEEL_INGEST_QUEUE_URL = 'http://127.0.0.1:9/queue/ingest';
+  process.env.FLYWHEEL_INGEST_DLQ_URL = 'http://127.0.0.1:9/queue/ingest-dlq';
+  process.env.FLYWHEEL_EVENT_BUS = 'bus';
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+});
+
+describe('functions/judges/api', () => {
+  it('serves the registry routes, validates before touching a port, and answers no other route', async () => {
+    expect(routesOf('judges/api').map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining([
+      'GET /v1/judges',
+      'GET /v1/judges/{name}',
+      'GET /v1/judges/{name}/calibrations',
+      'POST /v1/judges',
+      'POST /v1/judges/{name}/promote',
+      'POST /v1/judges/{name}/retire',
+    ]));
+    const { handler } = await import('../../functions/judges/api.ts');
+    const bad = await handler(apiEvent('POST', '/v1/judges', JSON.stringify({ name: 'j', kind: 'oracle' }), { 'Content-Type': 'application/json' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['kind', 'model']));
+    const force = await handler(apiEvent('POST', '/v1/judges/j/promote', JSON.stringify({ version: 'zz' }), { 'Content-Type': 'application/json' }), context);
+    expect(force.statusCode).toBe(400);
+    const other = await handler(apiEvent('GET', '/v1/suites', null, {}), context);
+    expect(other.statusCode).toBe(404);
+    expect(JSON.parse(other.body).error).toBe('Flywheel.RouteNotFound');
+  });
+});
