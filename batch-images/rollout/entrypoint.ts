@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { ROLLOUT_EXIT_CODES, type RolloutExitCode } from '../../lib/rollout/rollout-exit-codes.ts';
 import { runRolloutShard } from '../../lib/rollout/run-rollout-shard.ts';
 import type { EvalProgress } from '../../lib/harness/eval/run-eval.ts';
-import { parseShardSpec, type ShardSpec } from '../../lib/rollout/shard-spec.ts';
+import { parseShardSpec, USER_MODEL_ENV, type ShardSpec } from '../../lib/rollout/shard-spec.ts';
 import { ConfigurationError, ValidationError } from '../../lib/errors.ts';
 import { NamespaceSandboxProvider } from '../../lib/harness/sandbox/namespace-sandbox.ts';
 import { adaptiveConcurrency } from '../../lib/models/adaptive-concurrency.ts';
@@ -155,6 +155,9 @@ export async function main(env: Env = process.env, log: (line: string) => void =
     // The rubric judge of judge-graded tasks: the spec's, else FLYWHEEL_JUDGE_MODEL (the failure-mode judge's setting).
     const judgeSpec = spec.judgeModel ?? env[JUDGE_MODEL_ENV]?.trim();
     const judgeModel = judgeSpec ? createModel(judgeSpec, { env: env as NodeJS.ProcessEnv }) : undefined;
+    // The simulated user of behavioural cases: the spec's, else FLYWHEEL_USER_MODEL.
+    const userSpec = spec.userModel ?? env[USER_MODEL_ENV]?.trim();
+    const userModel = userSpec ? createModel(userSpec, { env: env as NodeJS.ProcessEnv }) : undefined;
     const { exitCode, result, resultKey } = await runRolloutShard({
       spec,
       shardIndex,
@@ -162,6 +165,7 @@ export async function main(env: Env = process.env, log: (line: string) => void =
       ports,
       model,
       ...(judgeModel ? { judgeModel } : {}),
+      ...(userModel ? { userModel } : {}),
       provider,
       workDir: join(sandboxRoot, 'sources'),
       baseDir: resolve(env['FLYWHEEL_TASKS_BASE_DIR'] ?? process.cwd()),

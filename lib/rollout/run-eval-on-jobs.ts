@@ -55,6 +55,8 @@ export interface RunEvalOnJobsInput {
   checkpoint?: string;
   /** The rubric judge's model spec for judge-graded tasks (default: the children's FLYWHEEL_JUDGE_MODEL). */
   judgeModel?: string;
+  /** The simulated user's model spec for behavioural cases (default: the children's FLYWHEEL_USER_MODEL). */
+  userModel?: string;
   /** Children of the array job (1: a single job). */
   shards: number;
   /**
@@ -104,6 +106,7 @@ async function runJob(input: RunEvalOnJobsInput, startedAt: Date): Promise<JobRu
     ...(input.onlyTaskIds ? { taskIds: input.taskIds } : {}),
     model: input.model,
     ...(input.judgeModel ? { judgeModel: input.judgeModel } : {}),
+    ...(input.userModel ? { userModel: input.userModel } : {}),
     ...(input.checkpoint ? { checkpoint: input.checkpoint } : {}),
     mode: input.mode,
     attempts: input.attempts,

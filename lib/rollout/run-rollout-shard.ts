@@ -34,6 +34,8 @@ export interface RunRolloutShardInput {
   model: ModelsPort;
   /** The rubric judge's model, for judge-graded tasks (without it they end `ungraded`). */
   judgeModel?: ModelsPort;
+  /** The simulated user's model, for behavioural cases with `behaviour.simulatedUser`. */
+  userModel?: ModelsPort;
   provider: SandboxProvider;
   /** Scratch space for fetched repositories. */
   workDir: string;
@@ -128,6 +130,7 @@ export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ ex
     attempts: spec.attempts,
     concurrency: spec.concurrency,
     model: input.model,
+    ...(input.userModel ? { userModel: input.userModel } : {}),
     provider: input.provider,
     ports: input.ports,
     grade: harnessGrader({ provider: input.provider, blobs: input.ports.blobs, ...(input.judgeModel ? { judge: { model: input.judgeModel } } : {}) }),

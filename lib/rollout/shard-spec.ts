@@ -19,6 +19,9 @@ import { VllmPortSchema } from './vllm-port.ts';
 
 export const SHARD_SPEC_SCHEMA_VERSION = 1 as const;
 
+/** The variable naming the simulated user's model spec (the eval CLI, the rollout job and the sweep planner read it). */
+export const USER_MODEL_ENV = 'FLYWHEEL_USER_MODEL';
+
 /** Run ids the rollout job accepts: each child records its attempts under `<runId>.shard-<index>`. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
@@ -54,6 +57,11 @@ export const ShardSpecFields = z.object({
    * FLYWHEEL_JUDGE_MODEL. Without one, such tasks end `ungraded` (`judge-not-configured`), never passed.
    */
   judgeModel: z.string().min(1).optional(),
+  /**
+   * The model spec of the simulated user of behavioural cases (`task.behaviour.simulatedUser`); default the job's
+   * FLYWHEEL_USER_MODEL (`USER_MODEL_ENV`). Without one, such cases end as infrastructure errors (configuration).
+   */
+  userModel: z.string().min(1).optional(),
   /** The checkpoint under test, recorded in trajectories as the policy version. */
   checkpoint: z.string().min(1).optional(),
   weightVersion: z.union([z.string(), z.number()]).optional(),

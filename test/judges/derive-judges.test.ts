@@ -14,6 +14,7 @@ import { feedbackEventRecord } from '../../lib/feedback/record-codecs.ts';
 import { enqueueAnnotation, labelAnnotation } from '../../lib/judges/annotation/annotation-queue.ts';
 import { addToGoldSet, createGoldSet } from '../../lib/judges/annotation/gold-sets.ts';
 import { DEFAULT_DERIVE_SETTINGS, type DeriveSettings } from '../../lib/judges/derive/judge-runners.ts';
+import { getDerivation, listDerivations } from '../../lib/judges/derive/read-derivations.ts';
 import { derivationBlobs } from '../../lib/judges/derive/record-keys.ts';
 import type { DerivationReport } from '../../lib/judges/derive/schemas.ts';
 import { localTrainerJobDefinition, startLocalDerivations, type LocalDerivations } from '../../lib/judges/local/local-derive-judges.ts';
@@ -56,6 +57,7 @@ let topServer: ScriptedModelServer;
 let badServer: ScriptedModelServer;
 const notices: Notice[] = [];
 let incumbentVersion: string;
+let settings: DeriveSettings;
 
 async function storeSignal(id: string, text: string): Promise<string> {
   const at = new Date().toISOString();
@@ -89,7 +91,7 @@ beforeAll(async () => {
   incumbentServer = await judgeServer((scope) => scope);
   topServer = await judgeServer((scope) => scope);
   badServer = await judgeServer(() => true);
-  const settings: DeriveSettings = {
+  settings = {
     ...DEFAULT_DERIVE_SETTINGS,
     // The top model is the pricier endpoint: its prompted judge is no cheaper than the incumbent's.
     pricing: [
@@ -100,7 +102,7 @@ beforeAll(async () => {
     resamples: 200,
     concurrency: 4,
   };
-  derivations = startLocalDerivations({ dataDir, ports, jobs: ports.jobs!, logger: new Logger({ serviceName: 'derive-test', logLevel: 'WARN' }), settings, notify: async (n) => notices.push(n), pollMs: 50 });
+  derivations = startLocalDerivations({ dataDir, ports, jobs: ports.jobs!, logger: new Logger({ serviceName: 'derive-test', logLevel: 'WARN' }), settings, notify: async (n) => notices.push(n), pollMs: 50, workflows: { retryPauseOverrides: { TrainDistilled: 0 } } });
 
   // The incumbent failure-mode judge, promoted; its gate: kappa lower bound ≥ 0.6 on ≥ 30 items.
   const { ref } = await registerJudge(ports, { name: 'fm-judge', kind: 'failure-mode', model: `openai:incumbent@${incumbentServer.baseUrl}`, prompt: 'label failure modes', acceptanceRule: { minItems: 30, minKappaLower: 0.6 } });
@@ -156,6 +158,12 @@ describe('judge derivation from a new top model', () => {
     expect(distilled.versions[0]?.definition.derivedFrom).toMatchObject({ checkpoint: 'top-1' });
     expect((await getJudge(ports, 'fm-judge')).promoted).toBe(incumbentVersion);
 
+    // It can be read back by its checkpoint, and is listed.
+    const read = await getDerivation(ports, { checkpointId: 'top-1' });
+    expect(read.derivation).toMatchObject({ status: 'finished', checkpointId: 'top-1', promoted: [part.distilled!.ref] });
+    expect(read.report?.judges[0]?.name).toBe('fm-judge');
+    expect((await listDerivations(ports)).items.map((d) => d.derivationId)).toContain(report.derivationId);
+
     // People were told, with both comparisons.
     const notice = notices.find((n) => n.id === `derivation:${report.derivationId}`)!;
     expect(notice.title).toContain('1 promoted');
@@ -174,6 +182,23 @@ describe('judge derivation from a new top model', () => {
     expect(report.promoted).toEqual([]);
     expect((await getJudge(ports, 'fm-judge-distilled')).promoted).toBe(before);
     expect((await getJudge(ports, 'fm-judge')).promoted).toBe(incumbentVersion);
+  }, 300_000);
+
+  it('records a judge whose trainer job failed, and still reports and promotes nothing for it', async () => {
+    // The trainer refuses 0 epochs (exit 2): the job fails, is tried once more, and the iteration's Catch records it.
+    settings.epochs = 0;
+    try {
+      const { status, report } = await derive('top-3', topServer);
+      expect(status).toBe('SUCCEEDED');
+      const part = report.judges.find((j) => j.name === 'fm-judge')!;
+      expect(part.failed?.error).toBe('States.TaskFailed');
+      expect(part.prompted?.people?.criteria[0]?.n).toBe(40);
+      expect(part.distilled).toBeUndefined();
+      expect(report.promoted).toEqual([]);
+      expect(notices.find((n) => n.id === `derivation:${report.derivationId}`)?.text).toContain('failed: States.TaskFailed');
+    } finally {
+      settings.epochs = 200;
+    }
   }, 300_000);
 
   it('starts no derivation for a checkpoint that is not a top model', async () => {

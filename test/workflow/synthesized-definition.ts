@@ -23,8 +23,11 @@ export function synthesizedSweepDefinition(stage: 'dev' | 'prod'): unknown {
   const cached = cache.get(stage);
   if (cached) return cached;
   const template = synthesizedWorkflowsTemplate(stage);
-  const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-  if (machines.length !== 1) throw new Error(`expected one state machine in the Workflows stack, found ${machines.length}`);
+  // The sweep's machine (construct id `Sweep`); the stack also holds the judge derivation's (`DeriveJudges`).
+  const machines = Object.entries(template.Resources)
+    .filter(([id, r]) => r.Type === 'AWS::StepFunctions::StateMachine' && id.startsWith('Sweep'))
+    .map(([, r]) => r);
+  if (machines.length !== 1) throw new Error(`expected one sweep state machine in the Workflows stack, found ${machines.length}`);
   const definitionString = machines[0]!.Properties.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
   const text =
     typeof definitionString === 'string'

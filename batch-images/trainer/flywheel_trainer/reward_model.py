@@ -87,6 +87,8 @@ def train(records: list[dict[str, Any]], config: TrainConfig) -> Trained:
         raise TrainingDataError(f"kind must be one of {KINDS}, not {config.kind!r}")
     if not records:
         raise TrainingDataError("no training records")
+    if config.epochs < 1:
+        raise TrainingDataError(f"epochs must be at least 1, not {config.epochs}")
     _configure(config.seed)
     if config.kind == "pointwise":
         labels = _labels(records)

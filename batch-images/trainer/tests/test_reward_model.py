@@ -92,6 +92,8 @@ def test_bad_records_are_refused():
         train([{"a": "x"}], TrainConfig(kind="pairwise"))
     with pytest.raises(TrainingDataError, match="no training records"):
         train([], TrainConfig())
+    with pytest.raises(TrainingDataError, match="epochs"):
+        train(pointwise_records(2), TrainConfig(epochs=0))
 
 
 def test_the_job_reads_and_writes_blobs_under_the_data_dir(tmp_path):

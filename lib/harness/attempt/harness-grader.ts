@@ -1,10 +1,16 @@
+import { NotFoundError } from '../../errors.ts';
 import type { BlobsPort } from '../../ports/blobs.ts';
 import type { ModelsPort } from '../../ports/models.ts';
+import type { RecordsPort } from '../../ports/records.ts';
+import { resolveJudge } from '../../judges/registry/read-judges.ts';
 import { buildAttemptView } from '../../judges/rubric/attempt-view.ts';
-import { defaultRubricJudge, judgeAttempt, type JudgeBudget } from '../../judges/rubric/judge-attempt.ts';
+import { defaultRubricJudge, judgeAttempt, RUBRIC_JUDGE_NAME, type JudgeBudget } from '../../judges/rubric/judge-attempt.ts';
 import type { JudgeDefinition } from '../../judges/judge-identity.ts';
 import type { Judgement } from '../../judges/schemas.ts';
 import { gradeAttempt } from '../grading/grade-attempt.ts';
+import { detectIntegrityFlags } from '../integrity/detect-integrity-flags.ts';
+import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
+import type { IntegrityFlag } from '../integrity/integrity-flag.ts';
 import { sandboxTestRunner } from '../grading/sandbox-test-runner.ts';
 import type { GradeResult } from '../grading/schemas.ts';
 import type { TestRunner } from '../grading/test-runner.ts';
@@ -14,11 +20,29 @@ import type { Task } from '../task/task-schema.ts';
 import type { AttemptGrade } from './attempt-record.ts';
 import type { AttemptGrader, GradeRequest } from './run-attempt.ts';
 
+/**
+ * Resolves a judge reference (`name` or `name@version`) to its registered definition; throws a `NotFoundError` when
+ * the registry has no such judge, version, or promoted version (`registryJudgeResolver` wires `resolveJudge`).
+ */
+export type JudgeResolver = (ref: string) => Promise<JudgeDefinition>;
+
 /** The judge a grader asks for judge-graded tasks. */
 export interface GraderJudge {
   model: ModelsPort;
-  /** Default `defaultRubricJudge(model.id)`; the task's rubric replaces its rubric (so the version follows it). */
+  /**
+   * A fixed definition for every task (tests, benches). Without it: the task's `grading.judge` resolved by `resolve`,
+   * else the registry's promoted `rubric-judge`, else `defaultRubricJudge(model.id)`. The task's rubric replaces the
+   * definition's (so the judgement's version follows it).
+   */
   definition?: JudgeDefinition;
+  /** Resolves `grading.judge` and the promoted `rubric-judge` (`registryJudgeResolver(records)`). */
+  resolve?: JudgeResolver;
+  /**
+   * The models port for a registered definition whose `model` is not `model.id` (`createModel`). Without it, or when
+   * the ids match, `model` answers, and the definition's `model` is set to `model.id` (so its version says which
+   * model answered).
+   */
+  modelFor?: (spec: string) => ModelsPort;
   budget?: JudgeBudget;
   maxAttempts?: number;
   pricing?: { promptPerMillion: number; completionPerMillion: number };
@@ -32,8 +56,11 @@ export interface HarnessGraderOptions {
   judge?: GraderJudge;
 }
 
-/** A grader that can say, before an attempt runs, why it cannot grade a task (`runEval` then leaves it ungraded). */
-export type HarnessGrader = AttemptGrader & { ungradable(task: Task): string | undefined };
+/**
+ * A grader that can say, before an attempt runs, why it cannot grade a task (`runEval` then leaves it ungraded):
+ * no judge configured, or a `grading.judge` the registry does not have.
+ */
+export type HarnessGrader = AttemptGrader & { ungradable(task: Task): string | undefined | Promise<string | undefined> };
 
 /** A reason code (see `REASON_CODES`) and its line when a task needs a judge and none is configured. */
 export function judgeNotConfigured(task: Task): string {
@@ -47,10 +74,32 @@ export function judgeNotConfigured(task: Task): string {
  * @example
  * const why = ungradableReason(grade, task); // 'judge-not-configured: …' | undefined
  */
-export function ungradableReason(grader: AttemptGrader | undefined, task: Task): string | undefined {
+export async function ungradableReason(grader: AttemptGrader | undefined, task: Task): Promise<string | undefined> {
   if (!grader || !('ungradable' in grader) || typeof grader.ungradable !== 'function') return undefined;
-  return (grader as HarnessGrader).ungradable(task);
+  return await (grader as HarnessGrader).ungradable(task);
 }
+
+/**
+ * A `JudgeResolver` over the judge registry's records (`resolveJudge`: a bare name is its promoted version).
+ *
+ * @example
+ * const grade = harnessGrader({ provider, judge: { model, resolve: registryJudgeResolver(ports.records) } });
+ */
+export function registryJudgeResolver(records: RecordsPort): JudgeResolver {
+  return async (ref) => (await resolveJudge({ records }, ref)).definition;
+}
+
+/** A reason code and its line when a task names a judge the registry cannot give (unknown, no promoted version). */
+export function judgeNotRegistered(task: Task, ref: string, why: string): string {
+  return `judge-not-registered: task ${task.id} names judge '${ref}' (grading.judge): ${why}`;
+}
+
+/** A reason code and its line when the judge a task names is not a rubric judge. */
+export function judgeNotRubric(task: Task, ref: string, kind: string): string {
+  return `judge-not-rubric: task ${task.id} names judge '${ref}' (grading.judge), a ${kind} judge; a rubric judge grades attempts`;
+}
+
+type JudgeChoice = { definition: JudgeDefinition } | { unusable: string };
 
 /**
  * The grader an eval uses, by the task's rule (`task.grading`; absent: tests):
@@ -78,6 +127,55 @@ export function ungradableReason(grader: AttemptGrader | undefined, task: Task):
  */
 export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
   const runTests = options.runTests ?? sandboxTestRunner(options.provider);
+  // One resolution per reference for the grader's life: every attempt of a run is judged by the same version.
+  const resolved = new Map<string, Promise<JudgeDefinition | undefined>>();
+  const resolveOnce = (ref: string, fallback: boolean): Promise<JudgeDefinition | undefined> => {
+    const key = `${fallback ? 'default:' : ''}${ref}`;
+    let p = resolved.get(key);
+    if (!p) {
+      const resolve = options.judge!.resolve!;
+      p = resolve(ref).catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+        if (fallback) return undefined;
+        throw error;
+      });
+      // A failure other than not-found (the store down) is not remembered: the next attempt asks again.
+      p.catch(() => resolved.delete(key));
+      resolved.set(key, p);
+    }
+    return p;
+  };
+  /** The definition a judge-graded task is judged with, or why none can be. */
+  const choose = async (task: Task): Promise<JudgeChoice> => {
+    const judge = options.judge!;
+    if (judge.definition) return { definition: judge.definition };
+    const ref = task.grading?.judge;
+    if (!judge.resolve) {
+      // Without a registry a named judge cannot be honoured: saying so beats grading with another judge.
+      return ref !== undefined ? { unusable: judgeNotRegistered(task, ref, 'no judge registry is configured for this grader') } : { definition: defaultRubricJudge(judge.model.id) };
+    }
+    if (ref === undefined) {
+      const promoted = await resolveOnce(RUBRIC_JUDGE_NAME, true);
+      return { definition: promoted && promoted.kind === 'rubric' ? promoted : defaultRubricJudge(judge.model.id) };
+    }
+    let def: JudgeDefinition | undefined;
+    try {
+      def = await resolveOnce(ref, false);
+    } catch (error) {
+      if (error instanceof NotFoundError) return { unusable: judgeNotRegistered(task, ref, error.message) };
+      throw error;
+    }
+    if (!def) return { unusable: judgeNotRegistered(task, ref, 'not found') };
+    if (def.kind !== 'rubric') return { unusable: judgeNotRubric(task, ref, def.kind) };
+    return { definition: def };
+  };
+  /** The model that answers for `def`, and `def` as it is then judged (its model is the one that answered). */
+  const answering = (def: JudgeDefinition): { model: ModelsPort; definition: JudgeDefinition } => {
+    const judge = options.judge!;
+    if (def.model === judge.model.id) return { model: judge.model, definition: def };
+    if (judge.modelFor) return { model: judge.modelFor(def.model), definition: def };
+    return { model: judge.model, definition: { ...def, model: judge.model.id } };
+  };
   const grade = async (request: GradeRequest): Promise<AttemptGrade> => {
     const { task } = request;
     const byTests = gradedByTests(task.grading);
@@ -85,6 +183,8 @@ export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
     if (byJudge && !options.judge) {
       return { passed: false, reasons: [judgeNotConfigured(task)], ungraded: true };
     }
+    const choice = byJudge ? await choose(task) : undefined;
+    if (choice && 'unusable' in choice) return { passed: false, reasons: [choice.unusable], ungraded: true };
     const tests: GradeResult | undefined = byTests
       ? await gradeAttempt({
           task,
@@ -101,24 +201,39 @@ export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
       : undefined;
     if (!byJudge) return tests!;
     const judge = options.judge!;
+    // A judge-only task runs no tests, so `gradeAttempt` computes no flags: the diff's (and the trajectory's) are
+    // computed here and recorded on the grade. They do not fail the attempt (no test verdict to tamper with).
+    const integrity: IntegrityFlag[] | undefined = tests
+      ? undefined
+      : [
+          ...detectIntegrityFlags({ diff: request.diff, taskTestFiles: task.testFiles }),
+          ...(request.trajectory ? detectTrajectoryFlags(request.trajectory, { taskTestFiles: task.testFiles }) : []),
+        ];
     const view = buildAttemptView({
       task,
       ...(request.trajectory ? { trajectory: request.trajectory } : {}),
       diff: request.diff,
       ...(tests ? { tests: { passed: tests.passed, reasons: tests.reasons, perTest: tests.perTest } } : {}),
+      ...(integrity && integrity.length > 0 ? { integrity } : {}),
     });
-    const judgement = await judgeAttempt(judge.model, view, {
-      judge: judge.definition ?? defaultRubricJudge(judge.model.id),
+    const chosen = answering((choice as { definition: JudgeDefinition }).definition);
+    const judgement = await judgeAttempt(chosen.model, view, {
+      judge: chosen.definition,
       ...(judge.budget ? { budget: judge.budget } : {}),
       ...(judge.maxAttempts !== undefined ? { maxAttempts: judge.maxAttempts } : {}),
       ...(judge.pricing ? { pricing: judge.pricing } : {}),
     });
     const reasons = [...(tests?.reasons ?? []), ...judgeReasons(judgement, task.grading!.minScore)];
     const passed = passesGradingRule(task.grading, { ...(tests ? { testsPassed: tests.passed } : {}), score: judgement.score });
-    return { ...(tests ?? {}), passed, reasons, judgement, ...(tests ? { testsPassed: tests.passed } : {}) };
+    return { ...(tests ?? {}), passed, reasons, judgement, ...(tests ? { testsPassed: tests.passed } : { integrity: integrity ?? [] }) };
   };
   return Object.assign(grade, {
-    ungradable: (task: Task) => (gradedByJudge(task.grading) && !options.judge ? judgeNotConfigured(task) : undefined),
+    ungradable: async (task: Task) => {
+      if (!gradedByJudge(task.grading)) return undefined;
+      if (!options.judge) return judgeNotConfigured(task);
+      const choice = await choose(task);
+      return 'unusable' in choice ? choice.unusable : undefined;
+    },
   });
 }
 

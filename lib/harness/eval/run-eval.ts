@@ -35,6 +35,11 @@ export interface RunEvalInput {
   attempts: number;
   concurrency: number;
   model: ModelsPort;
+  /**
+   * The model that plays the simulated user of behavioural cases (`task.behaviour.simulatedUser`), passed to every
+   * attempt. Without it such a case ends as an infrastructure error (a configuration error, never the agent's fault).
+   */
+  userModel?: ModelsPort;
   provider: SandboxProvider;
   ports: { records: RecordsPort; blobs: BlobsPort };
   grade?: AttemptGrader;
@@ -177,6 +182,7 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
         sourceDir: item.sourceDir,
         mode: input.mode,
         model: input.model,
+        ...(input.userModel ? { userModel: input.userModel } : {}),
         provider: input.provider,
         ports: input.ports,
         attemptId: evalAttemptId(input.runId, task.id, input.mode, item.n),

@@ -66,8 +66,11 @@ export function synthesizedLocalSweepDefinition(stageName: 'dev' | 'prod'): Synt
       throw new Error(`DefinitionString: token ${JSON.stringify(token)} is no sweep step function, GPU queue or rollout job definition`);
     };
 
-    const machines = Object.values(workflows.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-    if (machines.length !== 1) throw new Error(`expected one state machine in the Workflows stack, found ${machines.length}`);
+    // The sweep's machine (construct id `Sweep`); the stack also holds the judge derivation's (`DeriveJudges`).
+    const machines = Object.entries(workflows.Resources)
+      .filter(([id, r]) => r.Type === 'AWS::StepFunctions::StateMachine' && id.startsWith('Sweep'))
+      .map(([, r]) => r);
+    if (machines.length !== 1) throw new Error(`expected one sweep state machine in the Workflows stack, found ${machines.length}`);
     const definitionString = machines[0]!.Properties.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
     const resolved: SynthesizedLocalSweep['resolved'] = [];
     let text: string;
