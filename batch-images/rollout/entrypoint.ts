@@ -166,6 +166,7 @@ export async function main(env: Env = process.env, log: (line: string) => void =
       model,
       ...(judgeModel ? { judgeModel } : {}),
       ...(userModel ? { userModel } : {}),
+      modelFor: (judgeSpec: string) => createModel(judgeSpec, { env: env as NodeJS.ProcessEnv }),
       provider,
       workDir: join(sandboxRoot, 'sources'),
       baseDir: resolve(env['FLYWHEEL_TASKS_BASE_DIR'] ?? process.cwd()),

@@ -35,6 +35,7 @@ import {
   makePostAnnotationLabelsHandler,
   makePostGoldSetHandler,
 } from '../judges/http/annotation-handlers.ts';
+import { makeGetDerivationHandler, makeListDerivationsHandler } from '../judges/http/derivation-handlers.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -78,6 +79,8 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/gold-sets/{name}', operationId: 'getGoldSet', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeGetGoldSetHandler },
   { method: 'POST', path: '/v1/judges/{name}/calibrate', operationId: 'calibrateJudge', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeCalibrateJudgeHandler },
   { method: 'POST', path: '/v1/judges/{name}/drift-check', operationId: 'checkJudgeDrift', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeDriftCheckHandler },
+  { method: 'GET', path: '/v1/judge-derivations', operationId: 'listJudgeDerivations', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeListDerivationsHandler },
+  { method: 'GET', path: '/v1/judge-derivations/{id}', operationId: 'getJudgeDerivation', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeGetDerivationHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

@@ -8,7 +8,7 @@ import { runEvalOnJobsPerImage } from '../rollout/run-eval-on-jobs.ts';
 import { LocalJobs } from '../drivers/local/local-jobs.ts';
 import { localJobDefinitionsFromEnv } from '../drivers/local/jobs/job-definitions.ts';
 import { openLocalPorts } from '../drivers/local/local-ports.ts';
-import { harnessGrader } from '../harness/attempt/harness-grader.ts';
+import { harnessGrader, registryJudgeResolver } from '../harness/attempt/harness-grader.ts';
 import type { CompareModesReport } from '../harness/eval/compare-modes-report.ts';
 import { compareModes } from '../harness/eval/compare-modes.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
@@ -20,6 +20,8 @@ import { adaptiveConcurrency } from '../models/adaptive-concurrency.ts';
 import { createModel } from '../models/create-model.ts';
 import { JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
+import type { RecordsPort } from '../ports/records.ts';
+import { USER_MODEL_ENV } from '../rollout/shard-spec.ts';
 import { table } from './table.ts';
 import { dataDirFrom } from './target.ts';
 import { formatPercent } from '../format-percent.ts';
@@ -36,6 +38,7 @@ interface EvalRunFlags {
   retryDelayMs: string;
   checkpoint?: string;
   judgeModel?: string;
+  userModel?: string;
   json?: boolean;
   jobs?: string;
 }
@@ -45,10 +48,22 @@ function judgeSpecFrom(flags: { judgeModel?: string }): string | undefined {
   return flags.judgeModel?.trim() || process.env[JUDGE_MODEL_ENV]?.trim() || undefined;
 }
 
-/** The harness grader, with the rubric judge when one is configured (judge-graded tasks otherwise end ungraded). */
-function graderFor(provider: NamespaceSandboxProvider, ports: { blobs: BlobsPort }, judgeSpec: string | undefined, log: (line: string) => void) {
+/** The simulated user of behavioural cases: `--user-model`, else FLYWHEEL_USER_MODEL. */
+function userSpecFrom(flags: { userModel?: string }): string | undefined {
+  return flags.userModel?.trim() || process.env[USER_MODEL_ENV]?.trim() || undefined;
+}
+
+/**
+ * The harness grader, with the rubric judge when one is configured (judge-graded tasks otherwise end ungraded): a
+ * task's `grading.judge`, else the promoted `rubric-judge`, is read from the judge registry of the data folder.
+ */
+function graderFor(provider: NamespaceSandboxProvider, ports: { blobs: BlobsPort; records: RecordsPort }, judgeSpec: string | undefined, log: (line: string) => void) {
   if (!judgeSpec) log(`no judge model (--judge-model or ${JUDGE_MODEL_ENV}): tasks graded by a judge end ungraded`);
-  return harnessGrader({ provider, blobs: ports.blobs, ...(judgeSpec ? { judge: { model: createModel(judgeSpec) } } : {}) });
+  return harnessGrader({
+    provider,
+    blobs: ports.blobs,
+    ...(judgeSpec ? { judge: { model: createModel(judgeSpec), resolve: registryJudgeResolver(ports.records), modelFor: (spec: string) => createModel(spec) } } : {}),
+  });
 }
 
 /**
@@ -138,6 +153,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--retry-delay-ms <ms>', 'base backoff between those tries', '2000')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
     .option('--judge-model <spec>', `the rubric judge of tasks graded by a judge (openai:<model>@<baseUrl> | bedrock:<id>; env ${JUDGE_MODEL_ENV})`)
+    .option('--user-model <spec>', `the simulated user of behavioural cases with a simulatedUser (openai:<model>@<baseUrl> | bedrock:<id>; env ${USER_MODEL_ENV})`)
     .option('--jobs <n>', 'run it as an array job of n children on the jobs port (the rollout image, category evaluation), as a sweep runs a shard, one job per environment image its tasks name; a folder suite')
     .option('--json', 'print the results JSON instead of the table')
     .action(async (flags: EvalRunFlags) => {
@@ -192,6 +208,7 @@ export function registerEvalCommands(program: Command): void {
               retryDelayMs,
               ...(flags.checkpoint ? { checkpoint: flags.checkpoint } : {}),
               ...(judgeSpecFrom(flags) ? { judgeModel: judgeSpecFrom(flags)! } : {}),
+              ...(userSpecFrom(flags) ? { userModel: userSpecFrom(flags)! } : {}),
               shards,
               ports,
               jobs,
@@ -215,6 +232,7 @@ export function registerEvalCommands(program: Command): void {
           attempts,
           concurrency,
           model,
+          ...(userSpecFrom(flags) ? { userModel: createModel(userSpecFrom(flags)!) } : {}),
           provider,
           ports,
           grade: graderFor(provider, ports, judgeSpecFrom(flags), log),
@@ -244,6 +262,7 @@ export function registerEvalCommands(program: Command): void {
     .option('--seed <n>', 'bootstrap seed', '20261202')
     .option('--checkpoint <name>', 'the policy checkpoint under test, recorded in trajectories')
     .option('--judge-model <spec>', `the rubric judge of tasks graded by a judge (env ${JUDGE_MODEL_ENV})`)
+    .option('--user-model <spec>', `the simulated user of behavioural cases (env ${USER_MODEL_ENV})`)
     .option('--json', 'print the report JSON instead of the table')
     .action(async (flags: CompareFlags) => {
       if (!flags.model || flags.model.length === 0) throw new Error('--model is required (repeat it to compare several models)');
@@ -276,6 +295,7 @@ export function registerEvalCommands(program: Command): void {
           provider,
           ports,
           run: flags.run,
+          ...(userSpecFrom(flags) ? { userModel: createModel(userSpecFrom(flags)!) } : {}),
           grade: graderFor(provider, ports, judgeSpecFrom(flags), log),
           retry: { maxTries, baseDelayMs: retryDelayMs, maxDelayMs: Math.max(retryDelayMs, 60_000) },
           bootstrap: { resamples, seed },
@@ -310,6 +330,7 @@ interface CompareFlags {
   seed: string;
   checkpoint?: string;
   judgeModel?: string;
+  userModel?: string;
   json?: boolean;
 }
 

@@ -144,4 +144,54 @@ export function registerJudgesCommands(program: Command): void {
       ),
     );
   });
+
+  judgeOptions(
+    judges
+      .command('derivations [id]')
+      .description('judge derivations from top checkpoints, newest first; with an id (or --checkpoint), one derivation and its report')
+      .option('--checkpoint', 'the id names the top checkpoint, not the derivation'),
+  ).action(async (id: string | undefined, flags: Flags & { checkpoint?: boolean }) => {
+    if (id === undefined) {
+      const b = await callForCli<Row>(flags, 'GET', '/v1/judge-derivations?limit=200');
+      if (!b) return;
+      process.stdout.write(
+        table(
+          ['derivation', 'checkpoint', 'status', 'judges', 'promoted', 'created'],
+          ((b.items as Row[]) ?? []).map((d) => [s(d.derivationId), s(d.checkpointId), s(d.status), ((d.judges as Row[]) ?? []).map((j) => s(j.name)).join(', '), ((d.promoted as Row[]) ?? []).map((r) => `${s(r.name)}@${s(r.version)}`).join(', '), s(d.createdAt)]),
+        ),
+      );
+      return;
+    }
+    const b = await callForCli<Row>(flags, 'GET', `/v1/judge-derivations/${encodeURIComponent(id)}${flags.checkpoint ? '?by=checkpoint' : ''}`);
+    if (b) process.stdout.write(formatDerivation(b));
+  });
+}
+
+/** A derivation's page: its state, then one row per candidate judge (against its teacher and against people). */
+export function formatDerivation(b: Row): string {
+  const d = b.derivation as Row;
+  const report = b.report as Row | undefined;
+  let out = `${s(d.derivationId)} from ${s(d.checkpointId)}: ${s(d.status)}${d.model ? ` (model ${s(d.model)})` : ''}\n`;
+  for (const skip of (d.skipped as Row[]) ?? []) out += `skipped ${s(skip.name)}: ${s(skip.reason)}\n`;
+  if (!report) return out;
+  const rows: string[][] = [];
+  for (const j of (report.judges as Row[]) ?? []) {
+    for (const kind of ['prompted', 'distilled'] as const) {
+      const c = j[kind] as Row | undefined;
+      if (!c) continue;
+      const teacher = c.teacher as Row | undefined;
+      const people = c.people as Row | undefined;
+      const decision = c.decision as Row | undefined;
+      rows.push([
+        s(j.name),
+        kind,
+        c.ref ? `${s((c.ref as Row).name)}@${s((c.ref as Row).version)}` : '',
+        teacher ? ((teacher.labels as Row[]) ?? []).map((l) => `${s(l.id)} κ ${l.kappa === null ? '–' : Number(l.kappa).toFixed(2)}`).join(', ') + (teacher.inSample ? ' (in sample)' : '') : '',
+        people ? kappas(people) : '',
+        s(c.costPerVerdictUsd),
+        decision ? (decision.promoted ? 'promoted' : `refused: ${((decision.reasons as string[]) ?? []).join('; ')}`) : '',
+      ]);
+    }
+  }
+  return out + table(['judge', 'candidate', 'version', 'vs teacher', 'vs people', '$/verdict', 'decision'], rows);
 }

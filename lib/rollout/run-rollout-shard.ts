@@ -11,7 +11,8 @@
  * const { exitCode } = await runRolloutShard({ spec, shardIndex: 0, shardCount: 4, ports, model, provider, workDir });
  */
 import { join } from 'node:path';
-import { harnessGrader } from '../harness/attempt/harness-grader.ts';
+import { harnessGrader, registryJudgeResolver } from '../harness/attempt/harness-grader.ts';
+import { createModel } from '../models/create-model.ts';
 import { loadSuite, type SuiteTask } from '../harness/eval/load-suite.ts';
 import type { EvalResults } from '../harness/eval/eval-results.ts';
 import { runEval, type EvalProgress } from '../harness/eval/run-eval.ts';
@@ -36,6 +37,8 @@ export interface RunRolloutShardInput {
   judgeModel?: ModelsPort;
   /** The simulated user's model, for behavioural cases with `behaviour.simulatedUser`. */
   userModel?: ModelsPort;
+  /** The models port of a registered judge whose model is not `judgeModel` (default `createModel(spec)`). */
+  modelFor?: (spec: string) => ModelsPort;
   provider: SandboxProvider;
   /** Scratch space for fetched repositories. */
   workDir: string;
@@ -133,7 +136,12 @@ export async function runRolloutShard(input: RunRolloutShardInput): Promise<{ ex
     ...(input.userModel ? { userModel: input.userModel } : {}),
     provider: input.provider,
     ports: input.ports,
-    grade: harnessGrader({ provider: input.provider, blobs: input.ports.blobs, ...(input.judgeModel ? { judge: { model: input.judgeModel } } : {}) }),
+    // The judge: the task's `grading.judge`, else the promoted `rubric-judge`, from the registry of these records.
+    grade: harnessGrader({
+      provider: input.provider,
+      blobs: input.ports.blobs,
+      ...(input.judgeModel ? { judge: { model: input.judgeModel, resolve: registryJudgeResolver(input.ports.records), modelFor: input.modelFor ?? ((spec: string) => createModel(spec)) } } : {}),
+    }),
     retry: { maxTries: spec.maxTries, baseDelayMs: spec.retryDelayMs, maxDelayMs: Math.max(spec.retryDelayMs, 60_000) },
     ...(spec.checkpoint ? { policy: { checkpoint: spec.checkpoint, ...(spec.weightVersion !== undefined ? { weightVersion: spec.weightVersion } : {}) } } : {}),
     ...(input.onProgress ? { onProgress: input.onProgress } : {}),

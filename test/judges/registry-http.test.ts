@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import type { JudgeRef } from '../../lib/judges/judge-identity.ts';
+import { derivationRecord } from '../../lib/judges/derive/record-codecs.ts';
+import type { Derivation, DerivationReport } from '../../lib/judges/derive/schemas.ts';
+import { derivationIdOf } from '../../lib/judges/workflow/derive-steps.ts';
 import { saveCalibrationReport } from '../../lib/judges/registry/calibrations.ts';
 import type { CalibrationReport } from '../../lib/judges/schemas.ts';
 import { runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
@@ -138,5 +141,71 @@ describe('flywheel judges', () => {
     expect((await runCli(['judges', 'retire', `cli-judge@${version}`, '--reason', 'done', ...target])).stdout).toContain(`retired cli-judge@${version}`);
     const bare = await runCli(['judges', 'retire', 'cli-judge', ...target]).catch((e: { stderr: string }) => e);
     expect(bare.stderr).toContain('name a version');
+  });
+});
+
+describe('judge derivations', () => {
+  it('lists derivations and shows one with its report, by id or by checkpoint, over HTTP and the CLI', { timeout: 120_000 }, async () => {
+    const derivation: Derivation = {
+      kind: 'derivation',
+      derivationId: derivationIdOf('coder:top-1'),
+      checkpointId: 'coder:top-1',
+      model: 'openai:top@http://127.0.0.1:1',
+      judges: [{ name: 'fm', goldSet: 'fm-gold' }],
+      skipped: [{ name: 'pairs', reason: 'no gold set' }],
+      status: 'finished',
+      createdAt: '2026-12-03T10:00:00.000Z',
+      finishedAt: '2026-12-03T10:05:00.000Z',
+      reportKey: `judges/derivations/${derivationIdOf('coder:top-1')}/report.json`,
+      promoted: [{ name: 'fm-distilled', version: 'abc123abc123' }],
+    };
+    const people = { calibrationId: 'cal-1', goldSet: 'fm-gold', criteria: [{ id: 'mode:scope', n: 40, kappa: { estimate: 0.9, low: 0.8, high: 0.97 } }], costPerVerdictUsd: 0.000001 };
+    const report: DerivationReport = {
+      derivationId: derivation.derivationId,
+      checkpointId: derivation.checkpointId,
+      createdAt: derivation.createdAt,
+      finishedAt: derivation.finishedAt!,
+      skipped: derivation.skipped,
+      promoted: derivation.promoted!,
+      judges: [
+        {
+          derivationId: derivation.derivationId,
+          name: 'fm',
+          judgeKind: 'failure-mode',
+          goldSet: 'fm-gold',
+          distilled: {
+            ref: { name: 'fm-distilled', version: 'abc123abc123' },
+            people,
+            teacher: { n: 12, inSample: false, labels: [{ id: 'mode:scope', n: 12, agreement: 1, kappa: 1 }] },
+            costPerVerdictUsd: 0.000001,
+            decision: { accepted: true, reasons: [], promoted: true },
+          },
+          updatedAt: derivation.finishedAt!,
+        },
+      ],
+    };
+    const ports = openLocalPorts(dataDir);
+    try {
+      await ports.records.put(derivationRecord.encode(derivation));
+      await ports.blobs.put(derivation.reportKey!, JSON.stringify(report), { contentType: 'application/json' });
+    } finally {
+      ports.close();
+    }
+    const list = await api('/v1/judge-derivations', { key: readKey });
+    expect(list.status).toBe(200);
+    expect((list.body.items as Derivation[]).map((d) => d.derivationId)).toEqual([derivation.derivationId]);
+    const byCheckpoint = await api(`/v1/judge-derivations/${encodeURIComponent('coder:top-1')}?by=checkpoint`, { key: readKey });
+    expect(byCheckpoint).toMatchObject({ status: 200, body: { derivation: { derivationId: derivation.derivationId } } });
+    const one = await api(`/v1/judge-derivations/${derivation.derivationId}`, { key: readKey });
+    expect(one).toMatchObject({ status: 200, body: { derivation: { status: 'finished' }, report: { promoted: [{ name: 'fm-distilled' }] } } });
+    expect((await api('/v1/judge-derivations/nope')).status).toBe(404);
+    expect((await api('/v1/judge-derivations?limit=0')).status).toBe(400);
+
+    const target = ['--data-dir', dataDir];
+    const listed = await runCli(['judges', 'derivations', ...target]);
+    expect(listed.stdout).toMatch(/derive-coder-top-1-[0-9a-f]{8}\s+coder:top-1\s+finished\s+fm\s+fm-distilled@abc123abc123/);
+    const shown = await runCli(['judges', 'derivations', 'coder:top-1', '--checkpoint', ...target]);
+    expect(shown.stdout).toContain('skipped pairs: no gold set');
+    expect(shown.stdout).toMatch(/fm\s+distilled\s+fm-distilled@abc123abc123\s+mode:scope κ 1\.00\s+mode:scope 0\.90 \[0\.80\]\s+0\.000001\s+promoted/);
   });
 });

@@ -37,6 +37,8 @@ export interface CompareModesInput {
   runId: string;
   tasks: SuiteTask[];
   models: ModelsPort[];
+  /** The simulated user of behavioural cases (`RunEvalInput.userModel`). */
+  userModel?: ModelsPort;
   /** Attempts per task and mode. */
   attempts: number;
   concurrency: number;
@@ -234,6 +236,7 @@ export async function compareModes(input: CompareModesInput): Promise<CompareMod
           attempts: input.attempts,
           concurrency: input.concurrency,
           model,
+          ...(input.userModel ? { userModel: input.userModel } : {}),
           provider: input.provider,
           ports: input.ports,
           ...(input.grade ? { grade: input.grade } : {}),

@@ -140,7 +140,7 @@ export async function runEval(input: RunEvalInput): Promise<EvalResults> {
   // A task the grader cannot grade (judge-graded, no judge) runs ungraded: never passed, its diff kept for later.
   const ungraded: Record<string, string> = {};
   for (const { task } of input.tasks) {
-    const why = ungradableReason(input.grade, task);
+    const why = await ungradableReason(input.grade, task);
     if (why !== undefined) ungraded[task.id] = why;
   }
   const work = input.tasks.flatMap((t) => Array.from({ length: input.attempts }, (_, n) => ({ ...t, n })));

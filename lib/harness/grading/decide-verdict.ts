@@ -31,6 +31,10 @@ export const REASON_CODES = [
   'judge-incomplete',
   /** The task is graded by a judge and no judge model is configured: never a pass (`runEval` leaves it ungraded). */
   'judge-not-configured',
+  /** The task's `grading.judge` names a judge (or version) the registry does not have, or one with no promoted version: ungraded. */
+  'judge-not-registered',
+  /** The task's `grading.judge` names a judge that is not a rubric judge (pairwise, failure-mode, reward model): ungraded. */
+  'judge-not-rubric',
 ] as const;
 
 /** Reason codes that make a failure an integrity failure (tampering with the verdict), not the model's wrong fix. */

@@ -18,11 +18,23 @@ import {
   RetireJudgeBodySchema,
   StatusChangeResultSchema,
 } from '../registry/schemas.ts';
+import { DerivationReportSchema, DerivationSchema } from '../derive/schemas.ts';
+import { DerivationParams, GetDerivationQuery, ListDerivationsQuery } from './derivation-handlers.ts';
 import { JUDGE_ACTION_BODY_LIMIT, REGISTER_JUDGE_BODY_LIMIT } from './registry-handlers.ts';
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 
 export const JUDGES_OPERATIONS: Record<string, OperationDoc> = {
+  listJudgeDerivations: {
+    summary: 'Judge derivations started by registering a top checkpoint, newest first',
+    request: { query: ListDerivationsQuery },
+    responses: { 200: json(z.object({ items: z.array(DerivationSchema), cursor: z.string().optional() }), 'A page; pass `cursor` for the next.'), ...READ_ERRORS },
+  },
+  getJudgeDerivation: {
+    summary: 'One derivation and its report: each derived judge against its teacher and against people, cost, promotion',
+    request: { params: DerivationParams, query: GetDerivationQuery },
+    responses: { 200: json(z.object({ derivation: DerivationSchema, report: DerivationReportSchema.optional() }), 'The derivation; `report` once it finished.'), 404: errorDoc('No such derivation.'), ...READ_ERRORS },
+  },
   listJudges: {
     summary: 'Registered judges by name: kind, promoted version, acceptance rule',
     request: { query: ListJudgesQuery },

@@ -56,6 +56,11 @@ export interface BuildAttemptViewInput {
   diff?: string;
   /** The tests' verdict, when tests graded the attempt. */
   tests?: TestOutcomes;
+  /**
+   * Integrity flags raised on the diff (a judge-only task's, where no tests ran): listed at the head of the `diff`
+   * part, so the judge sees what asks for a look.
+   */
+  integrity?: readonly { kind: string; file: string; line: number | null; evidence: string }[];
   /** Override the bounds (characters per part). */
   limits?: Partial<Record<keyof typeof VIEW_LIMITS, number>>;
 }
@@ -189,7 +194,9 @@ export function buildAttemptView(input: BuildAttemptViewInput): AttemptView {
   const finalMessage = headTail(finals.join('\n'), limits.finalMessage);
   if (finalMessage.cut) truncated.push('final-message');
 
-  const diff = headTail(input.diff ?? '', limits.diff);
+  const flags = (input.integrity ?? []).map((f) => `- ${f.kind} ${f.file}${f.line !== null ? `:${f.line}` : ''} ${f.evidence}`);
+  const flagged = flags.length > 0 ? `[integrity flags on this diff (heuristics: each asks for a look)]\n${flags.join('\n')}\n\n` : '';
+  const diff = headTail(`${flagged}${input.diff ?? ''}`, limits.diff);
   if (diff.cut) truncated.push('diff');
   const instruction = headTail(input.task.instruction, limits.instruction);
   if (instruction.cut) truncated.push('instruction');
