@@ -170,7 +170,7 @@ export function registerAnnotateCommands(program: Command): void {
   options(
     annotate
       .command('calibrate <judge>')
-      .description("calibrate a judge version on a gold set (failure-mode judges, reward models): agreement with people, stored as its report")
+      .description('calibrate a judge version on a gold set (rubric judges on attempts, pairwise judges on pairs, failure-mode judges on signals, reward models): agreement with people, stored as its report; prompted judges answer with the model they name, else FLYWHEEL_JUDGE_MODEL')
       .requiredOption('--gold-set <name>', 'the gold set')
       .option('--version <v>', 'the version (default: the promoted one)')
       .option('--retest <fraction>', 'share judged twice for test–retest (default 0.2)')
@@ -192,9 +192,11 @@ export function registerAnnotateCommands(program: Command): void {
       return [s(c.id), s(c.n), `${Number(k.estimate).toFixed(3)} [${Number(k.low).toFixed(3)}, ${Number(k.high).toFixed(3)}]`, Number(c.accuracy).toFixed(3), h ? Number(h.estimate).toFixed(3) : ''];
     });
     const rt = body.testRetest as Row | undefined;
+    const ps = body.positionSwap as Row | undefined;
     process.stdout.write(
       `report ${s(body.id)}: ${s(j.name)}@${s(j.version)} on ${s(body.goldSet)}\n${table(['label', 'n', 'kappa [95%]', 'accuracy', 'people'], rows)}` +
-        (rt ? `test–retest: ${s(rt.agreement)} agreement over ${s(rt.n)}\n` : ''),
+        (rt ? `test–retest: ${s(rt.agreement)} agreement over ${s(rt.n)}\n` : '') +
+        (ps ? `position swap: ${s(ps.consistency)} consistent over ${s(ps.n)} pairs\n` : ''),
     );
   });
 

@@ -84,6 +84,15 @@ export interface SweepSettings {
   tasksPerChild: number;
   /** Attempts per task when a sweep request does not say. */
   attemptsPerTask: number;
+  /**
+   * The rubric judge's model spec (`bedrock:<id>` | `openai:<model>@<baseUrl>`) for judge-graded tasks of a sweep:
+   * written into every shard spec (`judgeModel`) and set as FLYWHEEL_JUDGE_MODEL on the rollout job definition (a
+   * Bedrock model is granted to the job's role). Absent by default: judge-graded tasks then end `ungraded`.
+   * FLYWHEEL_JUDGE_MODEL overrides it where the sweep steps run (`sweepSettingsFromEnv`).
+   */
+  judgeModel?: string;
+  /** The simulated user's model spec for behavioural cases, the same way (`userModel`, FLYWHEEL_USER_MODEL). Absent by default. */
+  userModel?: string;
 }
 
 export interface StageSettings {

@@ -41,9 +41,12 @@ const MAX_ARRAY = 10_000;
  * record), a blob suite's `<prefix><taskId>.json`, or, for a folder suite and records holding only the task JSON, a
  * copy under `sweeps/<id>/tasks/` (a local task's repository path made absolute, so the job finds it from any folder).
  *
+ * The judge's and the simulated user's model specs (`settings.judgeModel`, `settings.userModel`) go into every spec, so
+ * judge-graded and behavioural tasks are graded in sweeps.
+ *
  * Idempotent: shard ids (`c<i>-s<j>-<mode>-<k>`, positions in the recorded selection; k counts on across a cell's
  * image groups) and spec bytes depend only on
- * the sweep record and the suite, so a replay rewrites the same blobs and answers the same plan, except that a
+ * the sweep record, the suite and the settings, so a replay rewrites the same blobs and answers the same plan, except that a
  * shard whose part an earlier run already aggregated (status succeeded) comes back `done`, so a resumed sweep
  * submits no job for it (the plan blob itself never carries `done`).
  *
@@ -113,6 +116,9 @@ export async function planShards(ports: SweepStepPorts, input: PlanShardsInput, 
                 taskKeys: tasks.map((t) => t.key),
                 ...serve(checkpoint),
                 checkpoint: checkpoint.id,
+                // The models of judge-graded and behavioural tasks, from the sweep settings (stage, FLYWHEEL_JUDGE_MODEL / FLYWHEEL_USER_MODEL).
+                ...(settings.judgeModel ? { judgeModel: settings.judgeModel } : {}),
+                ...(settings.userModel ? { userModel: settings.userModel } : {}),
                 mode,
                 attempts: sweep.attemptsPerTask,
                 shardCount: arraySize,

@@ -5,6 +5,7 @@
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { JudgeSummarySchema } from '../harness/eval/criterion-scores.ts';
 import { HarnessModeComponent, IntervalSchema, RegistryId, ResultView } from '../registry/schemas.ts';
 
 extendZodWithOpenApi(z);
@@ -93,6 +94,20 @@ export const ReportedSweepStatusSchema = z
   .enum([...SweepStatusSchema.options, 'requested'])
   .openapi('ReportedSweepStatus', { description: '`requested`: started, not validated yet; when the execution has ended, its error says why it was refused.' });
 
+/** A cell's judge-graded attempts (`get-sweep-report.ts` `JudgedCell`). */
+export const JudgedCellView = z
+  .object({
+    checkpoint: z.string(),
+    suite: z.string(),
+    mode: HarnessModeComponent,
+    // A schema of its own (built after the OpenAPI extension) with the shape of the harness's judge summary.
+    judge: z.object(JudgeSummarySchema.shape).openapi('JudgeSummary', {
+      description:
+        'The rubric judge over the cell: attempts judged, the sum and mean of their weighted scores (0–1), and per criterion (key `taskId:criterionId`) how many were judged, passed, failed, not applicable and voided (a quote not in the attempt, no valid answer, budget spent), with the pass rate over those scored.',
+    }),
+  })
+  .openapi('JudgedCell');
+
 export const SweepReportView = z
   .object({
     sweep: z.object({
@@ -118,6 +133,10 @@ export const SweepReportView = z
     results: z.array(ResultView),
     comparisons: z.array(ComparisonView),
     saturated: z.array(z.object({ suite: z.string(), score: z.number(), checkpoint: z.string(), usefulLifeDays: z.number().optional() })),
+    judged: z
+      .array(JudgedCellView)
+      .optional()
+      .openapi({ description: 'Per checkpoint × suite × mode with judge-graded tasks (`grading.by` judge or both): the rubric scores. Absent when the sweep graded none by a judge.' }),
   })
   .openapi('SweepReport');
 export type SweepReport = z.infer<typeof SweepReportView>;

@@ -103,8 +103,8 @@ function registered(name: string, model: string, overrides: Partial<JudgeDefinit
   };
 }
 
-async function grade(judge: GraderJudge, t: Task) {
-  const grader = harnessGrader({ provider: new NamespaceSandboxProvider({ root: join(root, 'sandboxes') }), blobs: ports.blobs, judge });
+async function grade(judge: GraderJudge, t: Task, withRecords = false) {
+  const grader = harnessGrader({ provider: new NamespaceSandboxProvider({ root: join(root, 'sandboxes') }), blobs: ports.blobs, judge, ...(withRecords ? { records: ports.records } : {}) });
   return { grader, grade: await grader({ task: t, sourceDir: root, diff: DIFF, attemptId: 'a-1', mode: 'strict' }) };
 }
 
@@ -124,10 +124,10 @@ describe('the grader resolves its judge in the registry', () => {
     expect(systemPrompt(server.chatRequests()[0]!)).toContain('You are greet-judge.');
   });
 
-  it('grading.judge name@version: a pinned version needs no promotion', async () => {
+  it('grading.judge name@version: a pinned version needs no promotion (the registry given as the records port)', async () => {
     const { server, model } = await judgeServer();
     const { ref } = await registerJudge(ports, registered('pinned-judge', model.id));
-    const { grade: g } = await grade({ model, resolve: registryJudgeResolver(ports.records) }, task(`pinned-judge@${ref.version}`));
+    const { grade: g } = await grade({ model }, task(`pinned-judge@${ref.version}`), true);
     expect(JudgementSchema.parse(g['judgement']).judge.name).toBe('pinned-judge');
     expect(systemPrompt(server.chatRequests()[0]!)).toContain('You are pinned-judge.');
   });

@@ -54,6 +54,8 @@ export interface HarnessGraderOptions {
   runTests?: TestRunner;
   /** Without it, a task graded by a judge cannot be graded (`ungradableReason`). */
   judge?: GraderJudge;
+  /** The records holding the judge registry: `judge.resolve` defaults to `registryJudgeResolver(records)`. */
+  records?: RecordsPort;
 }
 
 /**
@@ -121,19 +123,30 @@ type JudgeChoice = { definition: JudgeDefinition } | { unusable: string };
  * say `judge-incomplete: …`. A judge-graded task with no judge configured is never passed: `ungradable` names it so
  * `runEval` leaves the attempt `ungraded`; called anyway, the grade fails with `judge-not-configured`.
  *
+ * Which judge: `judge.definition` when given; else the task's `grading.judge` (`name` → its promoted version,
+ * `name@version`) resolved in the registry (`judge.resolve`, or `records` through `resolveJudge`), else the promoted
+ * `rubric-judge`, else `defaultRubricJudge(judge.model.id)`. Each reference is resolved once per grader (one version
+ * for a whole run). A name the registry lacks, or one with no promoted version, is `judge-not-registered`, a judge of
+ * another kind `judge-not-rubric`: `ungradable` says so before the attempt (so it ends `ungraded`, never passed, not an
+ * infrastructure error). The registered `model` answers through `judge.modelFor`; without it, `judge.model` answers
+ * and the definition's model becomes its id (the judgement's version then names the model that answered).
+ *
+ * A judge-only task runs no tests, so its integrity flags (the diff's and the trajectory's) are computed here,
+ * recorded on the grade (`integrity`) and listed to the judge; they do not fail it by themselves.
+ *
  * @example
- * const grade = harnessGrader({ provider, blobs: ports.blobs, judge: { model: judgeModel } });
+ * const grade = harnessGrader({ provider, blobs: ports.blobs, records: ports.records, judge: { model: judgeModel, modelFor: (spec) => createModel(spec) } });
  * await runAttempt({ ...input, grade });
  */
 export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
   const runTests = options.runTests ?? sandboxTestRunner(options.provider);
   // One resolution per reference for the grader's life: every attempt of a run is judged by the same version.
   const resolved = new Map<string, Promise<JudgeDefinition | undefined>>();
-  const resolveOnce = (ref: string, fallback: boolean): Promise<JudgeDefinition | undefined> => {
+  const resolver = options.judge?.resolve ?? (options.records ? registryJudgeResolver(options.records) : undefined);
+  const resolveOnce = (resolve: JudgeResolver, ref: string, fallback: boolean): Promise<JudgeDefinition | undefined> => {
     const key = `${fallback ? 'default:' : ''}${ref}`;
     let p = resolved.get(key);
     if (!p) {
-      const resolve = options.judge!.resolve!;
       p = resolve(ref).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
         if (fallback) return undefined;
@@ -150,17 +163,17 @@ export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
     const judge = options.judge!;
     if (judge.definition) return { definition: judge.definition };
     const ref = task.grading?.judge;
-    if (!judge.resolve) {
+    if (!resolver) {
       // Without a registry a named judge cannot be honoured: saying so beats grading with another judge.
       return ref !== undefined ? { unusable: judgeNotRegistered(task, ref, 'no judge registry is configured for this grader') } : { definition: defaultRubricJudge(judge.model.id) };
     }
     if (ref === undefined) {
-      const promoted = await resolveOnce(RUBRIC_JUDGE_NAME, true);
+      const promoted = await resolveOnce(resolver, RUBRIC_JUDGE_NAME, true);
       return { definition: promoted && promoted.kind === 'rubric' ? promoted : defaultRubricJudge(judge.model.id) };
     }
     let def: JudgeDefinition | undefined;
     try {
-      def = await resolveOnce(ref, false);
+      def = await resolveOnce(resolver, ref, false);
     } catch (error) {
       if (error instanceof NotFoundError) return { unusable: judgeNotRegistered(task, ref, error.message) };
       throw error;

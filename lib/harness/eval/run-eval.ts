@@ -24,7 +24,8 @@ import { evalResultsRecord, evalRunRecord } from './record-codecs.ts';
  *
  * @example
  * const results = await runEval({ runId: 'nightly-1', tasks: await loadSuite('suites/smoke'), mode: 'strict', attempts: 5,
- *   concurrency: 4, model: adaptiveConcurrency(createModel(spec)), provider, ports, grade: harnessGrader({ provider, blobs: ports.blobs }) });
+ *   concurrency: 4, model: adaptiveConcurrency(createModel(spec)), userModel: createModel(userSpec), provider, ports,
+ *   grade: harnessGrader({ provider, blobs: ports.blobs, records: ports.records, judge: { model: createModel(judgeSpec) } }) });
  * console.log(results.passAt1, results.passAtK);
  */
 export interface RunEvalInput {

@@ -23,7 +23,8 @@ import { flattenText, loadSignalByKey } from '../../modes/signal.ts';
 import type { Ports } from '../../ports/ports.ts';
 import type { JudgeDefinition } from '../judge-identity.ts';
 import type { JudgeLabels, JudgeRunner, Subject } from '../schemas.ts';
-import { rubricJudgeRunner } from './rubric-runner.ts';
+import { pairwiseJudgeRunner } from '../runners/pairwise-runner.ts';
+import { rubricJudgeRunner } from '../runners/rubric-runner.ts';
 import { parseRewardModel, REWARD_MODEL_METADATA, REWARD_MODEL_WEIGHTS, type RewardModel } from './reward-model.ts';
 
 /** A reward model's `model` field: `reward-model:<blob prefix of its two files>`. */
@@ -163,8 +164,8 @@ export function rewardModelRunner(ports: Pick<Ports, 'blobs'>, prefix: string, t
 }
 
 /**
- * The runners this deployment has: the failure-mode judge and the rubric judge (any OpenAI-compatible or Bedrock
- * model), reward models (scored in process), and whatever `extra` adds or replaces by kind (pairwise judges).
+ * The runners this deployment has: the failure-mode, rubric and pairwise judges (any OpenAI-compatible or Bedrock
+ * model), reward models (scored in process), and whatever `extra` adds or replaces by kind.
  */
 export function defaultJudgeRunners(
   ports: Pick<Ports, 'records' | 'blobs'>,
@@ -181,7 +182,8 @@ export function defaultJudgeRunners(
         if (!def.model.startsWith(REWARD_MODEL_PREFIX)) return undefined;
         return withCost(rewardModelRunner(ports, def.model.slice(REWARD_MODEL_PREFIX.length), textOf), settings, def.model);
       }
-      if (def.kind === 'rubric') return withCost(rubricJudgeRunner(ports, def), settings, def.model);
+      if (def.kind === 'rubric') return withCost(rubricJudgeRunner(ports, { model: createModel(def.model), definition: def }), settings, def.model);
+      if (def.kind === 'pairwise') return withCost(pairwiseJudgeRunner(ports, { model: createModel(def.model), definition: def }), settings, def.model);
       if (def.kind === 'failure-mode') {
         const run = failureModeJudgeRunner(ports, { model: createModel(def.model), ...(def.taxonomyVersion !== undefined ? { taxonomyVersion: def.taxonomyVersion } : {}) });
         return withCost(run, settings, def.model);

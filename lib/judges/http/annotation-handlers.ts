@@ -13,12 +13,16 @@ import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { toFieldIssues } from '../../shared/field-issues.ts';
 import { listAnnotations } from '../annotation/annotation-queue.ts';
-import { createGoldSet, postAnnotation, showGoldSet } from '../annotation/gold-sets.ts';
+import { createGoldSet, getGoldSet, postAnnotation, showGoldSet } from '../annotation/gold-sets.ts';
 import { calibrateJudge, failureModeJudgeRunner } from '../calibrate-judge.ts';
 import { defaultJudgeRunners, deriveSettingsFromEnv } from '../derive/judge-runners.ts';
 import { checkDrift } from '../drift/check-drift.ts';
 import { labelAnnotationAndWatch } from '../drift/label-and-watch.ts';
+import type { JudgeKind } from '../judge-identity.ts';
 import { resolveJudge } from '../registry/read-judges.ts';
+import { pairwiseJudgeRunner } from '../runners/pairwise-runner.ts';
+import { rubricJudgeRunner } from '../runners/rubric-runner.ts';
+import type { Subject } from '../schemas.ts';
 
 /** Body limit of the annotation routes: a subject, a few dozen labels, a gold set of up to 1,000 subjects. */
 export const ANNOTATION_BODY_LIMIT = 256 * 1024;
@@ -73,12 +77,15 @@ export const CalibrateRequest = z.strictObject({
   resamples: z.number().int().min(100).max(10_000).optional(),
 });
 
+/** The subject kind each judge kind reads (a reward model reads whichever its gold set holds). */
+const SUBJECT_KIND_OF_JUDGE: Partial<Record<JudgeKind, Subject['kind']>> = { rubric: 'attempt', pairwise: 'pair', 'failure-mode': 'signal' };
+
 /**
  * `POST /v1/judges/{name}/calibrate` `{ goldSet, version?, … }`: runs the judge over the gold set and stores the
- * report (200 with it). Failure-mode judges and reward models (400 naming `kind` for the others: a rubric or pairwise
- * judge is calibrated by calling `calibrateJudge` with its runner); a failure-mode judge's model is the one the
- * judge's definition names, or the configured judge model (`FLYWHEEL_JUDGE_MODEL`) when that is not a model spec
- * (503 when neither is).
+ * report (200 with it). Every kind: rubric judges on gold sets of attempts, pairwise judges on pairs (each pair judged
+ * again swapped), failure-mode judges on signals, reward models; a gold set of another subject kind is a 400 naming
+ * `kind`. A prompted judge's model is the one the judge's definition names, or the configured judge model
+ * (`FLYWHEEL_JUDGE_MODEL`) when that is not a model spec (503 when neither is).
  */
 export function makeCalibrateJudgeHandler(ports: Ports): HttpApiHandler {
   return httpApi(
@@ -89,17 +96,24 @@ export function makeCalibrateJudgeHandler(ports: Ports): HttpApiHandler {
       const name = param(event, 'name');
       const judge = await resolveJudge(ports, version ? `${name}@${version}` : name);
       const def = judge.definition;
-      // Failure-mode judges run the chain's judge; reward models (distilled judges) are scored in process.
+      const wanted = SUBJECT_KIND_OF_JUDGE[def.kind];
+      const set = await getGoldSet(ports, goldSet);
+      if (wanted !== undefined && set.subjectKind !== wanted) {
+        throw new ValidationError(`${name} is a ${def.kind} judge of ${wanted}s; gold set ${goldSet} holds ${set.subjectKind}s`, [
+          { path: 'kind', message: `a ${def.kind} judge is calibrated on a gold set of ${wanted}s` },
+        ]);
+      }
+      // Failure-mode judges run the chain's judge; rubric and pairwise judges read stored attempts; reward models
+      // (distilled judges) are scored in process. Prices from FLYWHEEL_JUDGE_PRICING give a verdict's cost.
       const run =
         def.kind === 'failure-mode'
           ? failureModeJudgeRunner(ports, { model: judgeModelOf(def.model), ...(def.taxonomyVersion !== undefined ? { taxonomyVersion: def.taxonomyVersion } : {}) })
-          : def.kind === 'reward-model'
-            ? defaultJudgeRunners(ports, deriveSettingsFromEnv()).runnerFor(def)
-            : undefined;
+          : defaultJudgeRunners(ports, deriveSettingsFromEnv(), {
+              rubric: (d) => rubricJudgeRunner(ports, { model: judgeModelOf(d.model), definition: d }),
+              pairwise: (d) => pairwiseJudgeRunner(ports, { model: judgeModelOf(d.model), definition: d }),
+            }).runnerFor(def);
       if (!run) {
-        throw new ValidationError(`Calibration over HTTP runs failure-mode judges and reward models; ${name} is a ${def.kind} judge`, [
-          { path: 'kind', message: `${def.kind} judges are calibrated with calibrateJudge and their own runner` },
-        ]);
+        throw new ValidationError(`${name} is a ${def.kind} judge this deployment cannot run`, [{ path: 'kind', message: `no runner for this ${def.kind} judge (model ${def.model})` }]);
       }
       const report = await calibrateJudge(ports, { judge: { name: judge.name, version: judge.version }, goldSet, run, ...rest });
       return { statusCode: 200, body: report };

@@ -57,11 +57,11 @@ export const ANNOTATION_OPERATIONS: Record<string, OperationDoc> = {
     responses: { 200: json(z.object({ goldSet: GoldSetSchema, pending: z.number(), done: z.number(), twoPerson: z.number() }), 'The gold set.'), 404: errorDoc('No such gold set.'), ...READ_ERRORS },
   },
   calibrateJudge: {
-    summary: "Calibrate a judge version on a gold set (failure-mode judges, reward models): agreement with people, stored as the version's report",
+    summary: "Calibrate a judge version on a gold set (rubric judges on attempts, pairwise judges on pairs, failure-mode judges on signals, reward models): agreement with people, stored as the version's report",
     request: { params: NameParams, body: body(CalibrateRequest) },
     responses: {
       200: json(CalibrationReportSchema, 'The stored calibration report.'),
-      400: errorDoc('Invalid request, a judge of another kind (`kind`), or a gold set without labelled items.'),
+      400: errorDoc('Invalid request, a gold set of subjects the judge does not read (`kind`), or a gold set without labelled items.'),
       404: errorDoc('No such judge, version or gold set.'),
       503: errorDoc('No judge model configured.'),
       ...READ_ERRORS,

@@ -23,7 +23,11 @@ export interface AttemptView {
   finalMessage: string;
   /** Test outcomes (`id: outcome` lines and the grade's reasons); empty when no tests graded the attempt. */
   tests: string;
-  /** Events of fake services, injected user turns and tools coming and going (`service.*`, `user.*`, …), one per line. */
+  /**
+   * Events of fake services, user turns, held submissions and tools coming and going, one per line: the behaviour
+   * events the agent loop records (`service.call`, `service.state`, `user.turn`, `user.unanswered`, `submit.held`,
+   * `tool.added`, `tool.removed`, `tool.unavailable`; `BEHAVIOUR_EVENT_KINDS`).
+   */
   serviceCalls: string;
   /** Parts cut to fit their bound. */
   truncated: EvidenceSource[];

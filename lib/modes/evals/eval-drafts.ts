@@ -68,15 +68,22 @@ function tool() {
   };
 }
 
-async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof DraftRequest>): Promise<{ signals: Signal[]; clusterIds: string[] }> {
+/**
+ * The signals a draft is made from (consented, with text), the clusters it came from, and the modes those clusters
+ * were promoted into (`promoted.mode` of a cluster record, `promote-cluster.ts`): a draft from a promoted cluster
+ * names its mode in `lineage.modes` even before its members are relabelled.
+ */
+async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof DraftRequest>): Promise<{ signals: Signal[]; clusterIds: string[]; clusterModes: string[] }> {
   let keys: string[];
   const clusterIds: string[] = [];
+  const clusterModes: string[] = [];
   if (req.fromCluster) {
     const key = modeKeys.cluster(req.fromCluster);
     const c = clusterRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
     if (!c) throw new NotFoundError(`No cluster ${req.fromCluster} (run GET /v1/clusters first)`);
     keys = c.signalKeys;
     clusterIds.push(req.fromCluster);
+    if (c.promoted) clusterModes.push(c.promoted.mode);
   } else keys = [`report:${req.fromReport}`];
   const signals: Signal[] = [];
   for (const k of keys) {
@@ -88,7 +95,7 @@ async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof Dra
     if (req.fromReport && !(await loadSignalByKey(ports, keys[0]!))) throw new NotFoundError(`No report ${req.fromReport}`);
     throw new ValidationError('No source signal with training consent and text: nothing may be drafted from it', [{ path: req.fromCluster ? 'fromCluster' : 'fromReport', message: 'no consented signal' }]);
   }
-  return { signals, clusterIds };
+  return { signals, clusterIds, clusterModes };
 }
 
 /**
@@ -98,8 +105,8 @@ async function sourcesOf(ports: Pick<Ports, 'records'>, req: z.output<typeof Dra
 export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model: ModelsPort, input: unknown) {
   const r = DraftRequest.safeParse(input ?? {});
   if (!r.success) throw new ValidationError('Invalid draft request', toFieldIssues(r.error.issues));
-  const { signals, clusterIds } = await sourcesOf(ports, r.data);
-  const modes = new Set<string>();
+  const { signals, clusterIds, clusterModes } = await sourcesOf(ports, r.data);
+  const modes = new Set<string>(clusterModes);
   for (const s of signals) for (const m of (await readLabel(ports, s.key))?.modes ?? []) modes.add(m.mode);
   const messages: Parameters<ModelsPort['chat']>[0]['messages'] = [
     {

@@ -1,4 +1,5 @@
-import { type Duration, Size } from 'aws-cdk-lib';
+import { type Duration, Size, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
@@ -7,6 +8,8 @@ import { grantJobAccess } from '../../constructs/job-access.ts';
 import { JobImage } from '../../constructs/job-image.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { ROLLOUT_EXIT_CODES } from '../rollout-exit-codes.ts';
+import { bedrockModelIds, JUDGE_MODEL_ENV } from '../../modes/modes-models.ts';
+import { USER_MODEL_ENV } from '../shard-spec.ts';
 import { rolloutJobAccess } from './rollout-job-access.ts';
 
 export interface RolloutJobProps {
@@ -42,7 +45,13 @@ export function addRolloutJob(scope: Construct, props: RolloutJobProps): JobImag
     // The default: the sweep's Batch task overrides it per shard with the checkpoint's `serving.gpus`
     // (SHARD_JOB_RESOURCES in lib/sweeps/workflow/sweep.asl.ts).
     gpus: 1,
-    environment: props.environment,
+    // The judge's and the simulated user's models (stage `sweeps.judgeModel` / `sweeps.userModel`, absent by default):
+    // the fallback of a spec that names none.
+    environment: {
+      ...props.environment,
+      ...(settings.sweeps.judgeModel ? { [JUDGE_MODEL_ENV]: settings.sweeps.judgeModel } : {}),
+      ...(settings.sweeps.userModel ? { [USER_MODEL_ENV]: settings.sweeps.userModel } : {}),
+    },
     logGroup: props.logGroup,
     attemptTimeout: props.attemptTimeout,
     attempts: props.attempts,
@@ -50,5 +59,13 @@ export function addRolloutJob(scope: Construct, props: RolloutJobProps): JobImag
     description: 'One shard of an eval sweep: attempts in the strict harness, the checkpoint served beside them',
   });
   grantJobAccess(rollout.jobRole, props.data, rolloutJobAccess(settings.jobReadPrefixes));
+  // InvokeModel only on the Bedrock models those settings name.
+  const models = bedrockModelIds(settings.sweeps.judgeModel, settings.sweeps.userModel);
+  if (models.length > 0) {
+    const stack = Stack.of(scope);
+    rollout.jobRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: models.map((id) => stack.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: id })) }),
+    );
+  }
   return rollout;
 }
