@@ -280,7 +280,8 @@ describe('complaint → cluster → promoted mode → behavioural case → appro
     const goodJudge = (good.judged as Array<{ checkpoint: string; judge: { attempts: number; meanScore: number; criteria: Record<string, CriterionTally> } }>).find((j) => j.checkpoint === 'agent-good')!;
     expect(goodJudge.judge).toMatchObject({ attempts: 1, meanScore: 1 });
     for (const c of ['c1', 'c2', 'c3', 'c4']) expect(goodJudge.judge.criteria[`${task.id}:${c}`]).toMatchObject({ judged: 1, passed: 1, voided: 0, passRate: 1 });
-    // The judge read the attempt: the chat post was in what it was shown.
+    // The agent ran its four steps through the endpoint, and the judge read the attempt: the chat post was in its view.
+    expect(models.chatRequests().filter((r) => r.body['model'] === 'agent-good').length).toBeGreaterThanOrEqual(SCRIPTS.agent.length);
     const judgeRequests = models.chatRequests().filter((r) => JSON.stringify(r.body['tools'] ?? []).includes(RUBRIC_TOOL));
     expect(judgeRequests.some((r) => JSON.stringify(r.body['messages']).includes(POSTED))).toBe(true);
 
