@@ -147,9 +147,10 @@ export function registerModesCommands(program: Command): void {
     show(flags, 'GET', `/v1/clusters${query(flags, ['since', 'until', 'model', 'minClusterSize', 'minCount', 'embeddingModel', 'suggestNames'])}`, (b) =>
       `embedding model ${s(b.embeddingModel)}: ${s(b.comments)} comments, ${s(b.noise)} in no cluster, ${s(b.positivesExcluded)} praise left out\n` +
       table(
-        ['id', 'count', 'candidate', 'suggested name', 'top terms', 'trend', 'modes', 'example'],
+        ['id', 'members hash', 'count', 'candidate', 'suggested name', 'top terms', 'trend', 'modes', 'example'],
         ((b.clusters as Row[]) ?? []).map((c) => [
           s(c.id),
+          s(c.membersHash),
           s(c.count),
           c.promoted ? `promoted: ${s((c.promoted as Row).mode)}` : c.candidateMode ? 'yes' : '',
           s((c.suggestedName as Row | undefined)?.name),
@@ -169,9 +170,10 @@ export function registerModesCommands(program: Command): void {
       .requiredOption('--id <modeId>', 'the new mode id (kebab-case)')
       .requiredOption('--name <name>', 'the mode name')
       .requiredOption('--definition <text>', 'what the mode means, for reviewers and the judge')
+      .requiredOption('--members-hash <hash>', 'the cluster\'s members hash as `modes clusters` showed it (refused if its members changed since)')
       .option('--promoted-by <who>', 'who adopts it (default: $USER)')
       .option('--example <text...>', 'examples (default: the cluster\'s consented comments)'),
-  ).action((clusterId: string, flags: Flags & { id: string; name: string; definition: string; promotedBy?: string; example?: string[] }) =>
+  ).action((clusterId: string, flags: Flags & { id: string; name: string; definition: string; membersHash: string; promotedBy?: string; example?: string[] }) =>
     show(
       flags,
       'POST',
@@ -185,6 +187,7 @@ export function registerModesCommands(program: Command): void {
         id: flags.id,
         name: flags.name,
         definition: flags.definition,
+        membersHash: flags.membersHash,
         promotedBy: flags.promotedBy ?? process.env.USER ?? 'cli',
         ...(flags.example && flags.example.length > 0 ? { examples: flags.example } : {}),
       },

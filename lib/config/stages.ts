@@ -95,6 +95,23 @@ export interface SweepSettings {
   userModel?: string;
 }
 
+/**
+ * The price of a judge's model (`FLYWHEEL_JUDGE_PRICING` takes the same JSON): a judge whose `model` starts with
+ * `prefix` (the longest match wins) costs `usdPerVerdict` per verdict, or `usdPerSecond` of its latency (a served
+ * endpoint: a GPU's hourly price / 3600). A derived judge is promoted only when it is shown cheaper than the incumbent,
+ * so an incumbent's model with no price here keeps every derived judge from promotion (the derivation report says so).
+ */
+export interface JudgeModelPrice {
+  prefix: string;
+  usdPerVerdict?: number;
+  usdPerSecond?: number;
+}
+
+/** Judges (`lib/judges/`): what their verdicts cost, set as FLYWHEEL_JUDGE_PRICING on the derive step and judges/api. */
+export interface JudgeSettings {
+  pricing: JudgeModelPrice[];
+}
+
 export interface StageSettings {
   stage: StageName;
   /** Whether stateful resources survive `cdk destroy` (prod keeps them). */
@@ -146,6 +163,8 @@ export interface StageSettings {
    */
   jobReadPrefixes: string[];
   sweeps: SweepSettings;
+  /** Judge model prices (none by default: list the incumbent judges' models, e.g. `{ prefix: 'bedrock:', usdPerVerdict: 0.002 }`). */
+  judges: JudgeSettings;
   /**
    * The per-stage sweep schedule (EventBridge Scheduler; locally the runtime's timer, off with FLYWHEEL_SCHEDULE=off):
    * a cron expression in Scheduler's syntax `cron(min hour day-of-month month day-of-week year)` and its time zone.
@@ -182,6 +201,7 @@ const base: Omit<StageSettings, 'stage'> = {
   modelEndpointEgress: [],
   jobReadPrefixes: ['checkpoints/', 'weights/', 'suites/', 'tasks/'],
   sweeps: { saturationThreshold: 0.9, shardMaxTasks: 50, tasksPerChild: 10, attemptsPerTask: 1 },
+  judges: { pricing: [] },
   // Nightly at 02:00 UTC over the active suites and the newest checkpoints.
   sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
 };

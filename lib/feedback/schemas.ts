@@ -210,12 +210,16 @@ export const ReportInput = z
     tags: Tags.optional(),
     trainingConsent: z.boolean().optional(),
     occurredAt: isoDateTime.optional(),
-    /** The git repository the report is about (an eval case drafted from it starts there). */
+    /**
+     * The git repository the report is about (an eval case drafted from it starts there): a remote one only —
+     * `https://host/…`, `ssh://host/…` or `git@host:path`. Never a path on the server (`file://`, `/srv/…`), which a
+     * reporter could otherwise make an approved task's repository.
+     */
     repo: z
       .string()
       .min(1)
       .max(2048)
-      .regex(/^(https?:\/\/|ssh:\/\/|git@|file:\/\/)[^\s]+$/, { message: 'must be a git URL (https://, ssh://, git@host:path or file://)' })
+      .regex(/^(https:\/\/[^\s/@]+[^\s]*|ssh:\/\/[^\s/]+\/[^\s]+|git@[A-Za-z0-9.-]+:[^\s/][^\s]*)$/, { message: 'must be a remote git URL: https://host/path, ssh://host/path or git@host:path' })
       .optional(),
     /** The commit of `repo` the report is about: a hexadecimal object id (7–64 digits); needs `repo`. */
     commit: z

@@ -23,7 +23,10 @@ import type { CalibrationReport, GoldItem, JudgeLabels, JudgeRunner, Subject } f
 /** The names of calibration's own errors. */
 export const CalibrationErrorNames = { noVerdict: 'Flywheel.JudgeNoVerdictError' } as const;
 
-/** A judge gave no valid verdict on a subject (after its own retries): the item is left out of the report. */
+/**
+ * A judge gave no valid verdict on a subject (after its own retries): the item counts as unanswered in the report's
+ * coverage. The only error `calibrateJudge` swallows; a runner that wants an item counted unanswered throws this.
+ */
 export class JudgeNoVerdictError extends FlywheelError {
   constructor(message: string) {
     super(CalibrationErrorNames.noVerdict, message);
@@ -55,7 +58,9 @@ export interface CalibrateJudgeInput {
  *   run: failureModeJudgeRunner(ports, { model: judgeModel }),
  * });
  * report.criteria.map((c) => [c.id, c.kappa.low]);
- * @throws ValidationError naming `goldSet` when it has no labelled items, or when the judge answered none.
+ * @throws ValidationError naming `goldSet` when it has no labelled items, or `judge` when the judge answered none;
+ *   whatever the runner throws other than `JudgeNoVerdictError` (`ModelUnavailableError` / `ModelRequestError` from
+ *   the models port, a `ValidationError` for a subject it cannot load) — an infrastructure error is not a missing verdict.
  */
 export async function calibrateJudge(ports: Pick<Ports, 'records' | 'now'>, input: CalibrateJudgeInput): Promise<CalibrationReport> {
   const items = await readGoldItems(ports, input.goldSet);
@@ -66,11 +71,19 @@ export async function calibrateJudge(ports: Pick<Ports, 'records' | 'now'>, inpu
   const errors: unknown[] = [];
   const runAll = async (subset: readonly GoldItem[], subjectOf: (item: GoldItem) => Subject): Promise<Map<string, JudgeLabels>> => {
     const out = new Map<string, JudgeLabels>();
+    let failed = false;
     await forEachLimited(subset, concurrency, async (item) => {
+      if (failed) return; // one infrastructure error fails the run: no more calls to a judge that is down
       try {
         out.set(item.id, await input.run(subjectOf(item)));
       } catch (error) {
-        // One verdict the judge could not give leaves its item out; the report's `n` says how many counted.
+        // Only a verdict the judge could not give is unanswered (counted in the report's coverage). Anything else —
+        // the model endpoint down (ModelUnavailableError, which the state machine retries), a request it refused
+        // (ModelRequestError), a store error, a missing subject — is not the judge's answer and fails the calibration.
+        if (!(error instanceof JudgeNoVerdictError)) {
+          failed = true;
+          throw error;
+        }
         errors.push(error);
       }
     });

@@ -1,6 +1,6 @@
 /**
- * What a judge is, exactly: its model, its prompt, its rubric, its decoding parameters, its output schema and the
- * taxonomy version it labels with. The version is a hash of all of them, so any change is a new version and every
+ * What a judge is, exactly: its model, its prompt, its rubric, its decoding parameters, its output schema, the
+ * taxonomy version it labels with and, for a derived judge, what it was derived from (checkpoint, teacher). The version is a hash of all of them, so any change is a new version and every
  * verdict that stores `{ name, version }` says precisely which judge gave it.
  *
  * @example
@@ -74,6 +74,8 @@ export interface JudgeIdentity extends JudgeRef {
   outputSchemaHash: string;
   decoding: Decoding;
   taxonomyVersion?: number;
+  /** Where a derived judge came from (part of the version: two checkpoints behind one endpoint are two judges). */
+  derivedFrom?: { checkpoint?: string; teacher?: string };
 }
 
 /** Hex characters of a judge version. */
@@ -96,6 +98,8 @@ export function judgeIdentity(def: JudgeDefinition): JudgeIdentity {
     outputSchemaHash,
     decoding: def.decoding,
     ...(def.taxonomyVersion !== undefined ? { taxonomyVersion: def.taxonomyVersion } : {}),
+    // A definition without `derivedFrom` hashes as before (its version does not change).
+    ...(def.derivedFrom !== undefined && Object.keys(def.derivedFrom).length > 0 ? { derivedFrom: def.derivedFrom } : {}),
   };
   const version = sha256Hex(canonicalJson(hashed)).slice(0, JUDGE_VERSION_LENGTH);
   return { name: def.name, version, ...hashed };

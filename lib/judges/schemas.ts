@@ -70,6 +70,12 @@ export const CriterionAgreementSchema = z.strictObject({
    * acceptance rule refuses the criterion whatever its thresholds.
    */
   kappaUndefined: z.string().optional(),
+  /** Gold items that carry this label id (answered or not); `n` of them got the judge's verdict on it. */
+  goldItems: z.number().int().nonnegative().optional(),
+  /** `n ÷ goldItems`: the share of this label id's gold items the judge answered (0 when there are none). */
+  coverage: z.number().min(0).max(1).optional(),
+  /** The share of bootstrap resamples on which kappa is defined: the interval rests on these only. */
+  bootstrapDefined: z.number().min(0).max(1).optional(),
 });
 export type CriterionAgreement = z.infer<typeof CriterionAgreementSchema>;
 
@@ -81,8 +87,24 @@ export const CalibrationReportSchema = z.strictObject({
   /** Resamples of the bootstrap, and its seed (the report is reproducible). */
   bootstrap: z.strictObject({ resamples: z.number().int().positive(), seed: z.number().int() }),
   criteria: z.array(CriterionAgreementSchema),
-  /** The same items judged twice: the share of identical verdicts (and kappa between the two runs). */
-  testRetest: z.strictObject({ n: z.number().int(), agreement: z.number(), kappa: z.number().nullable() }).optional(),
+  /**
+   * Coverage of the gold set: gold items, those the judge answered (a verdict with at least one label), and the share.
+   * A verdict the judge could not give (voided, no valid answer) is unanswered, never left out silently.
+   */
+  coverage: z.strictObject({ goldItems: z.number().int().nonnegative(), answered: z.number().int().nonnegative(), share: z.number().min(0).max(1) }).optional(),
+  /**
+   * The same items judged twice: the share of identical verdicts over every (item, label id) both runs gave, and
+   * kappa between the two runs computed per label id then averaged over the ids whose kappa is defined (`null` when
+   * none is); `perLabel` holds each id's figures.
+   */
+  testRetest: z
+    .strictObject({
+      n: z.number().int(),
+      agreement: z.number(),
+      kappa: z.number().nullable(),
+      perLabel: z.record(z.string(), z.strictObject({ n: z.number().int(), agreement: z.number(), kappa: z.number().nullable() })).optional(),
+    })
+    .optional(),
   /** Pairwise judges: the share of pairs whose choice survives swapping the two positions. */
   positionSwap: z.strictObject({ n: z.number().int(), consistency: z.number() }).optional(),
   /**
@@ -104,9 +126,17 @@ export const AcceptanceRuleSchema = z.strictObject({
   maxKappaDrop: z.number().min(0).max(2).default(0),
   /** At least this many gold items per criterion, or the report cannot accept. */
   minItems: z.number().int().positive().default(30),
+  /** The share of gold items (overall and per label id) the judge must have answered; unanswered items are evidence too. */
+  minCoverage: z.number().min(0).max(1).default(0.95),
+  /** Every gold class of a label id (a class people used) needs at least this many answered items. */
+  minClassSupport: z.number().int().nonnegative().default(5),
+  /** The share of bootstrap resamples on which kappa must be defined for its interval to count. */
+  minDefinedResamples: z.number().min(0).max(1).default(0.95),
   requireCheaper: z.boolean().default(false),
 });
 export type AcceptanceRule = z.output<typeof AcceptanceRuleSchema>;
+/** A rule as written (fields with a default may be left out). */
+export type AcceptanceRuleInput = z.input<typeof AcceptanceRuleSchema>;
 
 export interface AcceptanceDecision {
   accepted: boolean;

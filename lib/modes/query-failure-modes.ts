@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { toFieldIssues } from '../shared/field-issues.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
+import { forEachLimited } from '../shared/for-each-limited.ts';
 import { modelSeenRecord, reviewItemRecord, tallyRecord, type StoredTally } from './record-codecs.ts';
 import { modeKeys } from './record-keys.ts';
 import { ensureTaxonomy } from './taxonomy/taxonomy-store.ts';
@@ -113,15 +114,19 @@ export function labelKindOf(row: Pick<StoredTally, 'source' | 'confidence' | 'si
   return 'unreviewed';
 }
 
-/** Signal keys waiting in the review queue. */
-async function pendingReviews(ports: Pick<Ports, 'records'>): Promise<Set<string>> {
+/**
+ * Of these rows, the signal keys waiting in the review queue. Only a row that would count as confident can change
+ * kind, so only those are looked up, each by its review item's key: the cost follows the window read, never the
+ * size of the whole pending queue.
+ */
+async function pendingReviews(ports: Pick<Ports, 'records'>, rows: readonly StoredTally[]): Promise<Set<string>> {
+  const candidates = [...new Set(rows.filter((r) => r.source !== 'human' && r.source !== 'none' && r.confidence >= CONFIDENT_LABEL && r.modes.length > 0).map((r) => r.signalKey))];
   const out = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.reviewQueue('pending'), limit: 1000, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) out.add(reviewItemRecord.decode(item).signalKey);
-    cursor = page.cursor;
-  } while (cursor);
+  await forEachLimited(candidates, 16, async (signalKey) => {
+    const k = modeKeys.review(signalKey);
+    const item = reviewItemRecord.decodeIfPresent(await ports.records.get(k.pk, k.sk));
+    if (item?.status === 'pending') out.add(signalKey);
+  });
   return out;
 }
 
@@ -193,10 +198,12 @@ export async function queryFailureModes(ports: Pick<Ports, 'records' | 'now'>, q
   const prevSince = new Date(since.getTime() - span);
   const prevUntil = new Date(since.getTime() - 1);
   const checkpoints: CheckpointModes[] = [];
-  const pending = await pendingReviews(ports);
   for (const model of models) {
-    const now = totalsOf(await tallies(ports, model, since, until), pending);
-    const before = totalsOf(await tallies(ports, model, prevSince, prevUntil), pending);
+    const nowRows = await tallies(ports, model, since, until);
+    const beforeRows = await tallies(ports, model, prevSince, prevUntil);
+    const pending = await pendingReviews(ports, [...nowRows, ...beforeRows]);
+    const now = totalsOf(nowRows, pending);
+    const before = totalsOf(beforeRows, pending);
     const ids = [...new Set([...taxonomy.modes.map((m) => m.id), ...now.byMode.keys(), ...before.byMode.keys()])];
     const modes = ids.map((mode) => {
       const count = now.byMode.get(mode) ?? 0;

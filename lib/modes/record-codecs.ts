@@ -205,10 +205,32 @@ export const clusterRecord = defineRecordCodec({
     topTerms: z.array(z.object({ term: z.string(), weight: z.number() })).optional(),
     /** A name and mode id made from the top terms (or by the judge model when one is configured). */
     suggestedName: z.object({ name: z.string(), id: z.string(), by: z.enum(['terms', 'model']) }).optional(),
-    /** Set once a person promoted the cluster into a taxonomy version. */
+    /** Set once a person promoted the cluster into a taxonomy version (a copy of its promotion record). */
     promoted: z.object({ mode: z.string(), taxonomyVersion: z.number(), promotedBy: z.string(), promotedAt: z.string() }).optional(),
+    /** A hash of every member's signal key (`clusterMembersHash`): a promotion names it to say which members it saw. */
+    membersHash: z.string().optional(),
+    /** Changes on every write: writers put only over the revision they read (conditional `unchanged`). */
+    revision: z.string().optional(),
   }),
   keys: (c) => ({ ...modeKeys.cluster(c.id), gsi1pk: modeKeys.clusters, gsi1sk: `${pad10(c.count)}#${c.id}` }),
+});
+
+/**
+ * The promotion of a cluster, in its own record so that clustering never rewrites it. Claimed (`absent`) before the
+ * taxonomy is saved, so one promotion of a cluster wins; `taxonomyVersion`/`promotedAt` are set once it finished.
+ */
+export const clusterPromotionRecord = defineRecordCodec({
+  kind: 'cluster promotion',
+  schema: z.object({
+    clusterId: z.string(),
+    mode: z.string(),
+    membersHash: z.string(),
+    promotedBy: z.string(),
+    claimedAt: z.string(),
+    taxonomyVersion: z.number().optional(),
+    promotedAt: z.string().optional(),
+  }),
+  keys: (p) => modeKeys.clusterPromotion(p.clusterId),
 });
 
 /** The git repository a draft's source signals name (client-written: checked against the sources on approval). */

@@ -14,6 +14,7 @@
  * | training example (consented, judge or human) | `MODETRAIN#<signalKey>` | `EXAMPLE` | `MODETRAINING` / `<labelledAt>#<signalKey>` | |
  * | comment embedding | `MODEEMB#<signalKey>` | `VECTOR` | `MODEEMBDAY#<day>` / `<receivedAt>#<signalKey>` | |
  * | cluster (last clustering) | `MODECLUSTER#<id>` | `CLUSTER` | `MODECLUSTERS` / `<count, 10 digits>#<id>` | |
+ * | promotion of a cluster (claimed once) | `MODECLUSTER#<id>` | `PROMOTION` | | |
  * | eval draft | `MODEDRAFT#<id>` | `DRAFT` | `MODEDRAFTS#<status>` / `<createdAt>#<id>` | |
  * | case made from a mode | `MODECASES#<mode>` | `<approvedAt>#<taskId>` | | |
  * | taxonomy version | `TAXONOMY` | `VERSION#<version, 10 digits>` | | |
@@ -42,6 +43,8 @@ export const modeKeys = {
   embedding: (signalKey: string) => ({ pk: `MODEEMB#${signalKey}`, sk: 'VECTOR' }),
   embeddingDay: (day: string) => `MODEEMBDAY#${day}`,
   cluster: (id: string) => ({ pk: `MODECLUSTER#${id}`, sk: 'CLUSTER' }),
+  /** The promotion of a cluster: its own record, claimed with a conditional put, never rewritten by clustering. */
+  clusterPromotion: (id: string) => ({ pk: `MODECLUSTER#${id}`, sk: 'PROMOTION' }),
   clusters: 'MODECLUSTERS',
   draft: (id: string) => ({ pk: `MODEDRAFT#${id}`, sk: 'DRAFT' }),
   drafts: (status: 'pending' | 'approved') => `MODEDRAFTS#${status}`,

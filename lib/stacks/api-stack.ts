@@ -14,6 +14,7 @@ import { grantSweepExecutions } from '../sweeps/infra/grant-sweep-executions.ts'
 import { functionEnvironment } from './function-environment.ts';
 import { grantBedrockModels } from '../modes/infra/modes-pipeline.ts';
 import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
+import { judgePricingEnvironment } from '../judges/derive/judge-runners.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
@@ -57,6 +58,8 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     const judgeModel = fn.node.tryGetContext('judgeModel') as string | undefined;
     if (judgeModel) fn.fn.addEnvironment(JUDGE_MODEL_ENV, judgeModel);
     grantBedrockModels(fn, judgeModel);
+    // Calibration reports' cost per verdict: the stage's judge prices (FLYWHEEL_JUDGE_PRICING).
+    for (const [name, value] of Object.entries(judgePricingEnvironment(deps?.settings.judges.pricing ?? []))) fn.fn.addEnvironment(name, value);
   },
 };
 

@@ -185,6 +185,7 @@ const api = async (path: string, init: { method?: string; body?: unknown } = {})
 
 interface ClusterView {
   id: string;
+  membersHash: string;
   count: number;
   candidateMode: boolean;
   members: { signalKey: string; text?: string }[];
@@ -244,7 +245,7 @@ describe('complaint → cluster → promoted mode → behavioural case → appro
     // A person promotes it: a new mode in a new taxonomy version.
     const promoted = await api(`/v1/clusters/${cluster.id}/promote`, {
       method: 'POST',
-      body: { id: 'silent-in-chat', name: 'Does not report back in chat', definition: 'The agent finishes without reading or posting in the team chat channel it was pointed to.', promotedBy: 'ana' },
+      body: { id: 'silent-in-chat', name: 'Does not report back in chat', definition: 'The agent finishes without reading or posting in the team chat channel it was pointed to.', promotedBy: 'ana', membersHash: cluster.membersHash },
     });
     expect(promoted.status, JSON.stringify(promoted.json)).toBe(201);
     expect(promoted.json).toMatchObject({ taxonomy: { version: 2, parentVersion: 1 }, suggestedLabels: { count: cluster.count } });

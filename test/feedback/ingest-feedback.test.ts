@@ -183,6 +183,19 @@ describe('POST /v1/reports', () => {
     expect(h.counters.get('ReportsDuplicate')).toBe(1);
   });
 
+  it("takes a report's repo only as a remote git URL (https://, ssh://, git@host:path), never a server path, naming repo", async () => {
+    const report = (reportId: string, repo: string) => ({ reportId, title: 'Emoji in commits', body: 'A rocket in the message.', severity: 'low', reporter: 'ana', source: 'internal', model: 'ckpt-7', repo, commit: 'abcdef1' });
+    for (const [i, repo] of ['https://example.com/acme/app.git', 'ssh://git@example.com/acme/app.git', 'git@github.com:acme/app.git'].entries()) {
+      const res = await h.request('POST', '/v1/reports', { body: report(`ok-${i}`, repo) });
+      expect(res.status, repo).toBe(202);
+    }
+    for (const [i, repo] of ['file:///srv/secrets', 'http://example.com/acme/app.git', '/srv/repos/app', 'git@:x', 'https://', 'ext::sh -c id'].entries()) {
+      const res = await h.request('POST', '/v1/reports', { body: report(`bad-${i}`, repo) });
+      expect(res.status, repo).toBe(400);
+      expect(res.json.issues.map((x: any) => x.path), repo).toEqual(['repo']);
+    }
+  });
+
   it('names every bad report field', async () => {
     const res = await h.request('POST', '/v1/reports', { body: { reportId: 'r', title: '', severity: 'urgent', links: ['ftp://x'] } });
     expect(res.status).toBe(400);

@@ -134,6 +134,37 @@ describe('a simulated user over the scripted model server', () => {
     expect(turns[2]!.detail).toMatchObject({ gone: true });
   });
 
+  it("keeps the user model's tokens apart (userUsage on the result and the outcome) and counts them toward the cost limit when priced", async () => {
+    // Each scripted reply spends 10 prompt + 5 completion tokens.
+    const user = await model([reply.text('Use pnpm.'), reply.text('Good. [DONE]')], 'scripted-user');
+    const { result } = await attempt(
+      [reply.tool('ask_user', { question: 'npm or pnpm?' }), reply.text('I added an Install section using pnpm.'), reply.tool('submit', {})],
+      { simulatedUser: simulated },
+      { userModel: user.model },
+    );
+    expect(result.stopReason.kind).toBe('submitted');
+    expect(result.usage).toMatchObject({ promptTokens: 30, completionTokens: 15 });
+    expect(result.userUsage).toEqual({ promptTokens: 20, completionTokens: 10, cachedTokens: 0 });
+    const outcome = result.trajectory.steps.find((s) => s.type === 'outcome');
+    expect(outcome).toMatchObject({ userUsage: { promptTokens: 20, completionTokens: 10 } });
+    expect(parseJsonl(toJsonl(result.trajectory)).steps.find((s) => s.type === 'outcome')).toMatchObject({ userUsage: { promptTokens: 20 } });
+    // Priced: the policy is free here, the user is not ($15 a reply), and a $10 limit stops the attempt after its first answer.
+    const paid = await model([reply.text('Use pnpm.'), reply.text('Good. [DONE]')], 'scripted-user');
+    const priced = await attempt(
+      [reply.tool('ask_user', { question: 'npm or pnpm?' }), reply.text('I added an Install section using pnpm.'), reply.tool('submit', {})],
+      { simulatedUser: simulated },
+      {
+        userModel: paid.model,
+        limits: LimitsSchema.parse({ turns: 12, costUsd: 10 }),
+        pricing: { promptPerMillion: 0, completionPerMillion: 0 },
+        userPricing: { promptPerMillion: 1e6, completionPerMillion: 1e6 },
+      },
+    );
+    expect(priced.result.stopReason).toEqual({ kind: 'limit', limit: 'cost' });
+    expect(priced.result.costUsd).toBe(15);
+    expect(priced.result.userUsage).toMatchObject({ promptTokens: 10, completionTokens: 5 });
+  });
+
   it('without a user model the attempt ends as an infrastructure error naming it, before the agent runs', async () => {
     const { result, server } = await attempt([reply.tool('submit', {})], { simulatedUser: simulated });
     expect(result.stopReason).toMatchObject({ kind: 'infrastructure-error', error: 'Flywheel.ConfigurationError', message: expect.stringMatching(/no user model/) });

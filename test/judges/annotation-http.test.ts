@@ -125,7 +125,8 @@ describe('annotation over HTTP', () => {
       }, { what: 'the disagreement to be queued by the drift watch' });
       expect(queued[0]).toMatchObject({ subjectKey: `signal:${signals[31]!.key}`, judge: { fine: true, userRating: 'down' } });
       const labelled = await call('POST', `/v1/annotations/${queued[0].id}/labels`, { annotator: 'ana', labels: { [SCOPE_LABEL]: 'yes' } });
-      expect(labelled.body.drift).toMatchObject({ status: 'too-few-pairs', pairs: 1 });
+      // A disagreement is reported apart from the sampled pairs the kappa is computed on; the person sided with the user.
+      expect(labelled.body.drift).toMatchObject({ status: 'too-few-pairs', pairs: 0, disagreements: { pairs: 1, agreedWithUser: 1 } });
 
       // The CLI against the same runtime.
       const cli = (args: string[]) => run('npx', ['node', 'bin/flywheel.ts', 'annotate', ...args, '--data-dir', dataDir], { cwd: process.cwd() });

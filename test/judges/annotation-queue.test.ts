@@ -10,7 +10,7 @@ import { attemptRecord } from '../../lib/harness/attempt/record-codecs.ts';
 import { enqueueAnnotation, getAnnotation, labelAnnotation, listAnnotations } from '../../lib/judges/annotation/annotation-queue.ts';
 import { inFraction, subjectKey } from '../../lib/judges/annotation/annotation-item.ts';
 import { addToGoldSet, createGoldSet, postAnnotation, readGoldItems, showGoldSet } from '../../lib/judges/annotation/gold-sets.ts';
-import { annotationItemRecord } from '../../lib/judges/annotation/record-codecs.ts';
+import { annotationIndexRecord, annotationItemRecord } from '../../lib/judges/annotation/record-codecs.ts';
 import { annotationKeys } from '../../lib/judges/annotation/record-keys.ts';
 import { MalformedRecordError } from '../../lib/shared/record-codec.ts';
 import { ensureTaxonomy } from '../../lib/modes/taxonomy/taxonomy-store.ts';
@@ -183,5 +183,44 @@ describe('a gold set', () => {
     await expect(createGoldSet(ports, { name: 'fm-gold', judge: 'fm-judge', labels: ['mode:scope-calibration'] })).rejects.toBeInstanceOf(ConflictError);
     expect(await issuesOf(addToGoldSet(ports, 'fm-gold', { subjects: [attempt(0)] }))).toEqual(['subjects[0]']);
     expect(await issuesOf(postAnnotation(ports, { goldSet: 'fm-gold', subject: { kind: 'signal' } }))).toEqual(['subject.signalKey']);
+  });
+
+  it('reserves the gold: and drift: queues, and reads as gold only what the gold set added', async () => {
+    const ports = steppedPorts();
+    await createGoldSet(ports, { name: 'fm-gold', judge: 'fm-judge', labels: ['mode:scope-calibration'], twoPersonFraction: 0 });
+    const signal = (n: number): Subject => ({ kind: 'signal', signalKey: `feedback:e${n}` });
+    // Posted into a gold set's queue (or a drift queue) it would pose as gold (or as a production verdict): refused.
+    for (const queue of ['gold:fm-gold', 'gold:other', 'drift:fm-judge']) {
+      expect(await issuesOf(postAnnotation(ports, { subject: signal(1), reason: 'gold-set', queue, labels: ['mode:scope-calibration'] }))).toEqual(['queue']);
+      expect(await issuesOf(enqueueAnnotation(ports, { subject: signal(1), reason: 'disagreement', queue, labels: ['mode:scope-calibration'] }))).toEqual(['queue']);
+    }
+    // A gold set may not fill another's queue; other queues with a colon are anyone's.
+    expect(await issuesOf(enqueueAnnotation(ports, { subject: signal(1), reason: 'gold-set', queue: 'gold:fm-gold', labels: ['mode:scope-calibration'] }, { goldSet: 'other' }))).toEqual(['queue']);
+    expect((await postAnnotation(ports, { subject: signal(1), reason: 'production-sample', queue: 'team:golden', labels: ['mode:scope-calibration'] })).created).toBe(true);
+
+    const added = (await postAnnotation(ports, { goldSet: 'fm-gold', subject: signal(2) })).item;
+    await labelAnnotation(ports, added.id, { annotator: 'ana', labels: { 'mode:scope-calibration': 'yes' } });
+    // An item in the gold queue the gold set did not add (written before the prefix was reserved): not gold.
+    const spoofed = {
+      id: 'spoofed-item-0000000',
+      queue: 'gold:fm-gold',
+      reason: 'gold-set' as const,
+      subject: signal(3),
+      subjectKey: subjectKey(signal(3)),
+      asks: ['mode:scope-calibration'],
+      needs: 1 as const,
+      status: 'done' as const,
+      createdAt: '2026-12-02T00:00:00.000Z',
+      revision: 1,
+      labels: { 'mode:scope-calibration': 'no' },
+      annotator: 'mallory',
+      labelledAt: '2026-12-02T00:00:00.000Z',
+    };
+    await ports.records.put(annotationItemRecord.encode(spoofed));
+    await ports.records.put(annotationIndexRecord.encode({ id: spoofed.id, listing: 'q:gold:fm-gold', status: 'done', createdAt: spoofed.createdAt }));
+    expect((await listAnnotations(ports, { queue: 'gold:fm-gold', status: 'done' })).items.map((i) => i.id).sort()).toEqual([added.id, spoofed.id].sort());
+    const gold = await readGoldItems(ports, 'fm-gold');
+    expect(gold.map((g) => g.id)).toEqual([added.id]);
+    expect(gold[0]).toMatchObject({ labels: { 'mode:scope-calibration': 'yes' }, annotators: ['ana'] });
   });
 });

@@ -14,6 +14,7 @@ import { labelAnnotation, listAllAnnotations } from '../../lib/judges/annotation
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
 import { JUDGE_TOOL } from '../../lib/modes/judge-signal.ts';
 import { ValidationError } from '../../lib/errors.ts';
+import { ModelErrorNames, ModelRequestError, ModelUnavailableError } from '../../lib/models/model-errors.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { tempPorts } from '../modes/support/modes-fixture.ts';
 import { labelGoldSet, SCOPE_LABEL, scriptedFailureModeJudge, storeSignals } from './support/annotation-fixture.ts';
@@ -125,6 +126,39 @@ describe('calibrateJudge', () => {
     expect(refused).toBeInstanceOf(JudgeNoVerdictError);
     expect((refused as Error).name).toBe(CalibrationErrorNames.noVerdict);
     const report = await calibrateJudge(ports, { judge: ref, goldSet: 'g', run, retestFraction: 0, resamples: 100 });
-    expect(report.criteria[0]).toMatchObject({ id: SCOPE_LABEL, n: 3, accuracy: 1 });
+    expect(report.criteria[0]).toMatchObject({ id: SCOPE_LABEL, n: 3, accuracy: 1, goldItems: 4, coverage: 0.75 });
+    // The item it could not answer counts as unanswered: the acceptance rule sees the coverage.
+    expect(report.coverage).toEqual({ goldItems: 4, answered: 3, share: 0.75 });
+  });
+
+  it('fails on a model endpoint that stays down (for the state machine to retry), storing no report', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const signals = await storeSignals(ports, 3, 'y');
+    const { ref } = await registerJudge(ports, { name: 'fm-judge', kind: 'failure-mode', model: 'openai:judge@http://127.0.0.1:9/v1' });
+    await createGoldSet(ports, { name: 'g', judge: 'fm-judge', labels: [SCOPE_LABEL], twoPersonFraction: 0, subjects: signals.map((s) => ({ kind: 'signal', signalKey: s.key })) });
+    const truth = new Map(signals.map((s) => [s.key, s.truth]));
+    await labelGoldSet(ports, 'g', (k) => truth.get(k)!);
+    // The endpoint answers 503 on one signal, through every retry of the models port: an infrastructure error.
+    server = await startScriptedModelServer((request) => {
+      const user = (request.body['messages'] as Array<{ role: string; content: string }>).find((m) => m.role === 'user')!.content;
+      return user.includes('[y-yes-1]') ? reply.error(503) : scriptedFailureModeJudge(new Set())(request);
+    });
+    const run = failureModeJudgeRunner(ports, { model: openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'judge', retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } }) });
+    const error = await calibrateJudge(ports, { judge: ref, goldSet: 'g', run, concurrency: 1, retestFraction: 0, resamples: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelUnavailableError);
+    expect((error as Error).name).toBe(ModelErrorNames.unavailable);
+    expect(await latestCalibration(ports, ref)).toBeUndefined();
+    // A request the endpoint refuses for good is rethrown too (not counted as a missing verdict).
+    const refused = await calibrateJudge(ports, {
+      judge: ref,
+      goldSet: 'g',
+      retestFraction: 0,
+      run: async () => {
+        throw new ModelRequestError('401 from the endpoint', 401);
+      },
+    }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ModelRequestError);
+    expect(await latestCalibration(ports, ref)).toBeUndefined();
   });
 });

@@ -163,18 +163,18 @@ describe('calibration report', () => {
     expect(r.criteria.find((c) => c.id === 'follows-instructions')!.humanCeiling).toBeUndefined();
 
     let same = 0;
-    const a: string[] = [];
-    const b: string[] = [];
-    for (const item of items) {
-      for (const id of CRITERIA) {
-        const x = verdicts.get(item.id)!.labels[id]!;
-        const y = retest.get(item.id)!.labels[id]!;
-        a.push(`${id}/${x}`);
-        b.push(`${id}/${y}`);
-        if (x === y) same++;
-      }
+    const perLabel: Record<string, unknown> = {};
+    const kappas: number[] = [];
+    for (const id of CRITERIA) {
+      const a = items.map((item) => verdicts.get(item.id)!.labels[id]!);
+      const b = items.map((item) => retest.get(item.id)!.labels[id]!);
+      const agreeing = a.filter((x, i) => x === b[i]).length;
+      same += agreeing;
+      kappas.push(cohenKappa(a, b)!);
+      perLabel[id] = { n: 100, agreement: agreeing / 100, kappa: expect.closeTo(cohenKappa(a, b)!, 12) };
     }
-    expect(r.testRetest).toEqual({ n: 200, agreement: same / 200, kappa: expect.closeTo(cohenKappa(a, b)!, 12) });
+    // Kappa per label id, then averaged (pooling the ids would mix their base rates).
+    expect(r.testRetest).toEqual({ n: 200, agreement: same / 200, kappa: expect.closeTo((kappas[0]! + kappas[1]!) / 2, 12), perLabel });
     expect(r.costPerVerdictUsd).toBeCloseTo(0.003, 12);
     // Latencies 100..109, ten of each: numpy's percentile gives 104.5 and 109.
     expect(r.latencyMs).toEqual({ p50: 104.5, p95: 109 });
@@ -224,5 +224,91 @@ describe('calibration report', () => {
     expect(() => buildCalibrationReport({ ...base, items: [...items, items[0]!] })).toThrow(/items\[3\]\.id: duplicate gold item id item-0/);
     verdicts.set('item-1', { labels: {}, latencyMs: -1 });
     expect(() => buildCalibrationReport(base)).toThrow(/verdicts\.item-1\.latencyMs/);
+  });
+});
+
+describe('acceptance needs evidence: coverage, class support, a defined bootstrap', () => {
+  /** `n` gold items on one criterion: `fails` of them `fail`, the rest `pass`. */
+  function oneCriterion(n: number, fails: number): GoldItem[] {
+    return Array.from({ length: n }, (_, i) => ({
+      id: `g-${i}`,
+      subject: { kind: 'attempt' as const, runId: 'r', attemptId: `a-${i}` },
+      labels: { scope: i < fails ? 'fail' : 'pass' },
+      annotators: ['ana'],
+    }));
+  }
+  /** A judge that agrees with people on every item it answers, and answers only `answered` of them. */
+  function perfectOn(items: readonly GoldItem[], answered: (i: number) => boolean): Map<string, JudgeLabels> {
+    return new Map(items.flatMap((item, i) => (answered(i) ? [[item.id, { labels: { ...item.labels }, latencyMs: 1 }] as const] : [[item.id, { labels: {}, latencyMs: 1 }] as const])));
+  }
+  const build = (items: GoldItem[], verdicts: Map<string, JudgeLabels>) =>
+    buildCalibrationReport({ id: 'c', judge: { name: 'j', version: 'v' }, goldSet: 'g', createdAt: 'now', items, verdicts, resamples: 1000, seed: 9 });
+  const rule = AcceptanceRuleSchema.parse({ minKappaLower: 0.6, minItems: 30 });
+
+  it('records coverage and refuses a judge that answered 30 of 300 gold items, however well', () => {
+    const items = oneCriterion(300, 120);
+    // It answers only the items it is sure of: 15 fails and 15 passes, all right.
+    const answered = (i: number) => (i < 120 ? i < 15 : i < 135);
+    const r = build(items, perfectOn(items, answered));
+    expect(r.coverage).toEqual({ goldItems: 300, answered: 30, share: 0.1 });
+    expect(r.criteria[0]).toMatchObject({ id: 'scope', n: 30, goldItems: 300, coverage: 0.1, kappa: { estimate: 1, low: 1, high: 1 } });
+    const decision = decideAcceptance(r, undefined, rule);
+    expect(decision.accepted).toBe(false);
+    expect(decision.reasons).toContain('coverage: the judge answered 30 of 300 gold items (0.100 < minCoverage 0.950)');
+    expect(decision.reasons.some((x) => x.startsWith('scope: coverage 0.100 < minCoverage 0.950'))).toBe(true);
+    // 290 of 300 answered (0.967): accepted.
+    const most = build(items, perfectOn(items, (i) => i % 30 !== 7));
+    expect(most.coverage!.share).toBeCloseTo(290 / 300, 12);
+    expect(decideAcceptance(most, undefined, rule)).toEqual({ accepted: true, reasons: [] });
+  });
+
+  it('refuses a gold class with fewer than minClassSupport items, naming it', () => {
+    const items = oneCriterion(80, 4);
+    const r = build(items, perfectOn(items, () => true));
+    expect(r.criteria[0]!.bootstrapDefined).toBeGreaterThan(0.95);
+    const decision = decideAcceptance(r, undefined, rule);
+    expect(decision).toEqual({ accepted: false, reasons: ['scope: class fail has 4 gold items < minClassSupport 5'] });
+    expect(decideAcceptance(r, undefined, { ...rule, minClassSupport: 4 }).accepted).toBe(true);
+  });
+
+  it('refuses when kappa is undefined on more than 5% of the bootstrap resamples (29 pass + 1 fail)', () => {
+    const items = oneCriterion(30, 1);
+    const r = build(items, perfectOn(items, () => true));
+    // A resample misses the one fail with probability (29/30)^30 ≈ 0.36: kappa undefined there.
+    expect(r.criteria[0]!.bootstrapDefined).toBeGreaterThan(0.55);
+    expect(r.criteria[0]!.bootstrapDefined).toBeLessThan(0.72);
+    expect(r.criteria[0]!.kappa).toEqual({ estimate: 1, low: 1, high: 1 });
+    const decision = decideAcceptance(r, undefined, { ...rule, minClassSupport: 0 });
+    expect(decision.accepted).toBe(false);
+    expect(decision.reasons).toHaveLength(1);
+    expect(decision.reasons[0]).toMatch(/^scope: kappa defined on 0\.\d{3} of the bootstrap resamples < minDefinedResamples 0\.950$/);
+  });
+
+  it('computes test–retest kappa per label id: a coin-flip retest reads near 0, not the pooled 0.4', () => {
+    const next = seededRandom(5);
+    const coin = (p: number) => next() / 4294967296 < p;
+    const items: GoldItem[] = Array.from({ length: 400 }, (_, i) => ({
+      id: `t-${i}`,
+      subject: { kind: 'attempt' as const, runId: 'r', attemptId: `a-${i}` },
+      labels: { c1: 'pass', c2: 'fail' },
+      annotators: ['ana'],
+    }));
+    // Two runs, each verdict drawn at random: c1 mostly pass, c2 mostly fail, the runs independent.
+    const draw = () =>
+      new Map<string, JudgeLabels>(items.map((item) => [item.id, { labels: { c1: coin(0.8) ? 'pass' : 'fail', c2: coin(0.8) ? 'fail' : 'pass' }, latencyMs: 1 }]));
+    const verdicts = draw();
+    const retest = draw();
+    const r = buildCalibrationReport({ id: 'c', judge: { name: 'j', version: 'v' }, goldSet: 'g', createdAt: 'now', items, verdicts, retest, resamples: 10 });
+    const pooled = cohenKappa(
+      items.flatMap((i) => ['c1', 'c2'].map((id) => `${id}/${verdicts.get(i.id)!.labels[id]}`)),
+      items.flatMap((i) => ['c1', 'c2'].map((id) => `${id}/${retest.get(i.id)!.labels[id]}`)),
+    )!;
+    expect(pooled).toBeGreaterThan(0.3);
+    expect(Math.abs(r.testRetest!.kappa!)).toBeLessThan(0.12);
+    for (const id of ['c1', 'c2']) {
+      const k = cohenKappa(items.map((i) => verdicts.get(i.id)!.labels[id]!), items.map((i) => retest.get(i.id)!.labels[id]!))!;
+      expect(r.testRetest!.perLabel![id]).toEqual({ n: 400, agreement: expect.any(Number), kappa: expect.closeTo(k, 12) });
+    }
+    expect(r.testRetest!.n).toBe(800);
   });
 });

@@ -7,9 +7,9 @@ import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
 import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
-import { DERIVE_STEP_RETRY, TRAINER_JOB_RETRY, TRAINER_SUBMIT_RETRY, worstCasePauseSeconds } from '../../lib/judges/workflow/derive-retry-policies.ts';
+import { DERIVE_STEP_RETRY, TRAINER_JOB_ATTEMPTS, TRAINER_SUBMIT_RETRY, worstCasePauseSeconds } from '../../lib/judges/workflow/derive-retry-policies.ts';
 import { DERIVE_SHARE_IDENTIFIER, DERIVE_STATES, deriveJudgesDefinition, TRAINER_JOB_ENVIRONMENT } from '../../lib/judges/workflow/derive-judges.asl.ts';
-import { derivationIdOf, deriveSteps, dispatchDeriveStep } from '../../lib/judges/workflow/derive-steps.ts';
+import { BATCH_JOB_NAME_MAX, derivationIdOf, deriveSteps, dispatchDeriveStep, trainerJobName } from '../../lib/judges/workflow/derive-steps.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { ErrorNames } from '../../lib/errors.ts';
 import { DEFAULT_DERIVE_SETTINGS, defaultJudgeRunners, deriveSettingsFromEnv } from '../../lib/judges/derive/judge-runners.ts';
@@ -51,12 +51,19 @@ describe('derive-judges definition', () => {
     const env = states[DERIVE_STATES.train]!.Parameters.ContainerOverrides.Environment as Array<{ Name: string }>;
     expect(env.map((e) => e.Name).sort()).toEqual(Object.keys(TRAINER_JOB_ENVIRONMENT).sort());
     expect(states[DERIVE_STATES.train]!.Retry[0]).toEqual({ ErrorEquals: ['Batch.ClientException'], MaxAttempts: 0 });
+    // The job's name is the one collect-teacher made (`trainerJobName`), not a format of the raw judge name.
+    expect(states[DERIVE_STATES.train]!.Parameters['JobName.$']).toBe('$.teacher.trainer.jobName');
+    expect(states[DERIVE_STATES.collectTeacher]!.ResultSelector).toMatchObject({ 'trainer.$': '$.Payload.trainer' });
+    // One retry layer: Batch's attempts; a failed job is not tried again by the state machine.
+    const taskFailed = (states[DERIVE_STATES.train]!.Retry as Array<{ ErrorEquals: string[]; MaxAttempts?: number }>).filter((r) => r.ErrorEquals.includes('States.TaskFailed') || r.ErrorEquals.includes('States.ALL'));
+    expect(taskFailed.every((r) => r.MaxAttempts === 0)).toBe(true);
   });
 
   it('spells out the worst-case pauses its retry policies document', () => {
     expect(worstCasePauseSeconds(DERIVE_STEP_RETRY)).toBe(35);
     expect(worstCasePauseSeconds(TRAINER_SUBMIT_RETRY)).toBe(135);
-    expect(worstCasePauseSeconds(TRAINER_JOB_RETRY)).toBe(30);
+    // The trainer: 1 ASL try × TRAINER_JOB_ATTEMPTS Batch attempts = 2 runs at most (bad input: 1).
+    expect(TRAINER_JOB_ATTEMPTS).toBe(2);
   });
 
   it('names one execution per checkpoint, a valid execution name', () => {
@@ -65,6 +72,18 @@ describe('derive-judges definition', () => {
     expect(derivationIdOf('org/coder-7b:step-1200')).toBe(id);
     expect(derivationIdOf('org.coder-7b:step-1200')).not.toBe(id);
     expect(derivationIdOf('x'.repeat(200)).length).toBeLessThanOrEqual(80);
+  });
+
+  it('names the trainer job as Batch allows: [A-Za-z0-9_-], at most 128, one per derivation and judge', () => {
+    const id = derivationIdOf('org/coder-7b:step-1200');
+    const names = [trainerJobName(id, 'fm.judge'), trainerJobName(id, 'fm:judge'), trainerJobName(id, 'fm-judge'), trainerJobName(id, 'j'.repeat(300)), trainerJobName(id, `${'j'.repeat(300)}x`), trainerJobName(derivationIdOf('other'), 'fm.judge')];
+    for (const name of names) {
+      expect(name).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(name.length).toBeLessThanOrEqual(BATCH_JOB_NAME_MAX);
+    }
+    expect(new Set(names).size).toBe(names.length);
+    expect(trainerJobName(id, 'fm.judge')).toBe(trainerJobName(id, 'fm.judge'));
+    expect(trainerJobName(id, 'fm.judge')).toMatch(new RegExp(`^${id}-fm-judge-[0-9a-f]{8}$`));
   });
 });
 

@@ -35,10 +35,10 @@ const LABEL = 'mode:scope-calibration';
 const SCOPE = ['it rewrote the whole module when I asked for one line', 'changed every file in the repo for a typo fix', 'refactored the entire api instead of the one bug', 'touched unrelated config files and rewrote the tests', 'rewrote the whole validation layer for a small fix'];
 const OTHER = ['the answer was correct and quick thanks', 'it explained the error message clearly', 'nice fix for the login bug', 'the commit message was short and plain', 'it ran the tests before answering'];
 
-/** 40 gold comments and 20 production ones, half about scope. */
+/** 40 gold comments and 60 production ones, half about scope: the student learns from production items only. */
 const comments = (n: number, offset: number) => Array.from({ length: n }, (_, i) => ({ text: `${(i % 2 === 0 ? SCOPE : OTHER)[(i >> 1) % 5]} case ${offset + i}`, scope: i % 2 === 0 }));
 const gold = comments(40, 0);
-const production = comments(20, 100);
+const production = comments(60, 100);
 
 /** A judge that reads the comment and names scope-calibration when (it thinks) the comment is about scope. */
 function judgeServer(says: (scope: boolean) => boolean): Promise<ScriptedModelServer> {
@@ -141,8 +141,16 @@ describe('judge derivation from a new top model', () => {
     expect(part.prompted?.decision).toMatchObject({ accepted: false, promoted: false });
     expect(part.prompted!.decision!.reasons.join('\n')).toContain('cost');
 
-    // The distilled judge: trained on the teacher's 60 verdicts by the Python trainer, scored in process.
-    expect(part.teacherItems).toMatchObject({ gold: 40, production: 20 });
+    // The distilled judge: trained by the Python trainer on the teacher's verdicts on the 60 production items (some
+    // held out to measure it against its teacher), never on a gold item; calibrated on all 40 gold items.
+    expect(part.teacherItems).toMatchObject({ gold: 40, production: 60 });
+    expect(part.teacherItems!.train + part.teacherItems!.holdout).toBe(60);
+    expect(part.teacherItems!.train).toBeGreaterThanOrEqual(40);
+    expect(part.distilled).toMatchObject({ trainedOn: part.teacherItems!.train, calibratedOn: 40 });
+    const trainingSet = Buffer.from((await ports.blobs.get(derivationBlobs.teacher(report.derivationId, 'fm-judge')))!).toString('utf8').trim().split('\n');
+    expect(trainingSet).toHaveLength(part.teacherItems!.train);
+    const goldKeys = new Set(gold.map((_, i) => `feedback:g${i}`));
+    expect(trainingSet.filter((line) => goldKeys.has((JSON.parse(line) as { subject: { signalKey: string } }).subject.signalKey))).toEqual([]);
     expect(part.distilled?.ref.name).toBe('fm-judge-distilled');
     expect(part.distilled?.teacher?.labels[0]).toMatchObject({ id: LABEL });
     expect(part.distilled!.teacher!.labels[0]!.agreement).toBeGreaterThanOrEqual(0.9);
@@ -169,6 +177,9 @@ describe('judge derivation from a new top model', () => {
     expect(notice.title).toContain('1 promoted');
     expect(notice.text).toContain('vs teacher');
     expect(notice.text).toContain('vs people');
+    expect(notice.text).toContain(`trained on ${part.teacherItems!.train} teacher verdicts, calibrated on 40 gold items`);
+    // Both models are priced: nothing to warn about.
+    expect(report.warnings).toBeUndefined();
   }, 300_000);
 
   it('promotes nothing when the candidates fail the acceptance rule', async () => {
@@ -185,7 +196,7 @@ describe('judge derivation from a new top model', () => {
   }, 300_000);
 
   it('records a judge whose trainer job failed, and still reports and promotes nothing for it', async () => {
-    // The trainer refuses 0 epochs (exit 2): the job fails, is tried once more, and the iteration's Catch records it.
+    // The trainer refuses 0 epochs (exit 2, bad input): the job fails, is not retried, and the iteration's Catch records it.
     settings.epochs = 0;
     try {
       const { status, report } = await derive('top-3', topServer);

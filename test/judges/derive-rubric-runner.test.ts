@@ -20,7 +20,7 @@ describe('rubric judge runner', () => {
   it('labels each criterion of an attempt from the registry, leaving out a voided one, with cost from the price', async () => {
     const ports = openLocalPorts(tempDir());
     try {
-      const diff = '--- a/calc.py\n+++ b/calc.py\n+def add(a, b):\n+    return a + b\n';
+      const diff = '--- a/calc.py\n+++ b/calc.py\n+def add(first_number, second_number):\n+    return first_number + second_number\n';
       await ports.blobs.put('evals/r1/diff.patch', diff);
       await ports.records.put(taskRecord.encode({ suite: 'calc', taskId: 'add', task: { instruction: 'Add an add function', rubric: [{ id: 'c1', criterion: 'adds add' }, { id: 'c2', criterion: 'asks nothing' }] } }));
       const now = new Date().toISOString();
@@ -31,11 +31,11 @@ describe('rubric judge runner', () => {
           turns: 1, durationMs: 1, diffKey: 'evals/r1/diff.patch', grade: { passed: true }, model: 'm', tries: 1, history: [], startedAt: now, finishedAt: now,
         }),
       );
-      // c1 passes with a quote that is in the diff; c2's quote is not in the attempt, every time: voided.
+      // c1 passes with a quote that is in the diff (long enough for the evidence rule); c2's quote is not in the attempt, every time: voided.
       server = await startScriptedModelServer(() =>
         reply.tool(RUBRIC_TOOL, {
           verdicts: [
-            { id: 'c1', verdict: 'pass', reason: 'adds it', evidence: [{ source: 'diff', quote: 'return a + b' }] },
+            { id: 'c1', verdict: 'pass', reason: 'adds it', evidence: [{ source: 'diff', quote: 'return first_number + second_number' }] },
             { id: 'c2', verdict: 'pass', reason: 'quiet', evidence: [{ source: 'diff', quote: 'not in the attempt at all' }] },
           ],
         }),
@@ -46,7 +46,7 @@ describe('rubric judge runner', () => {
       const answer = await run({ kind: 'attempt', runId: 'r1', attemptId: 'ATTEMPT#add#strict#0' });
       expect(answer.labels).toEqual({ c1: 'pass' });
       expect(answer.costUsd).toBe(0.001);
-      expect(await runners.textOf({ kind: 'attempt', runId: 'r1', attemptId: 'ATTEMPT#add#strict#0' })).toContain('return a + b');
+      expect(await runners.textOf({ kind: 'attempt', runId: 'r1', attemptId: 'ATTEMPT#add#strict#0' })).toContain('return first_number + second_number');
       await expect(run({ kind: 'signal', signalKey: 'feedback:x' })).rejects.toMatchObject({ name: 'Flywheel.ValidationError' });
     } finally {
       ports.close();

@@ -13,6 +13,8 @@ import { listAllAnnotations, listAnnotations } from '../../lib/judges/annotation
 import { createGoldSet } from '../../lib/judges/annotation/gold-sets.ts';
 import { calibrateJudge, failureModeJudgeRunner } from '../../lib/judges/calibrate-judge.ts';
 import { checkDrift } from '../../lib/judges/drift/check-drift.ts';
+import { buildCalibrationReport } from '../../lib/judges/calibration/build-calibration-report.ts';
+import { saveCalibrationReport } from '../../lib/judges/registry/calibrations.ts';
 import { labelAnnotationAndWatch } from '../../lib/judges/drift/label-and-watch.ts';
 import { startLocalDriftWatch } from '../../lib/judges/drift/local/local-drift-watch.ts';
 import { DEFAULT_SAMPLE_FRACTION, watchVerdict } from '../../lib/judges/drift/watch-verdicts.ts';
@@ -63,7 +65,7 @@ async function startWebhook(): Promise<{ url: string; bodies: unknown[] }> {
 }
 
 describe('the drift watch queues production verdicts', () => {
-  it('queues every disagreement and a deterministic 5% sample of the rest, with the judge labels', async () => {
+  it('queues a deterministic 5% sample of all verdicts and every disagreement outside it, with the judge labels', async () => {
     env = tempPorts();
     const ports = env.ports;
     const keys = Array.from({ length: 400 }, (_, i) => `feedback:ev-${i}`);
@@ -71,21 +73,26 @@ describe('the drift watch queues production verdicts', () => {
     for (const [i, key] of keys.entries()) outcomes.push((await watchVerdict(ports, verdict(key, true, i < 40 ? 'down' : 'up'))).outcome);
     // A judge that found something wrong agrees with a thumbs-down: no disagreement, only the sample.
     for (const key of keys.slice(0, 10)) outcomes.push((await watchVerdict(ports, verdict(`${key}-x`, false, 'down'))).outcome);
-    expect(outcomes.slice(0, 40).every((o) => o === 'disagreement')).toBe(true);
-    const sampled = [...keys.slice(40), ...keys.slice(0, 10).map((k) => `${k}-x`)].filter((k) => inFraction(`${judgeRefString(REF)}\nsignal:${k}`, DEFAULT_SAMPLE_FRACTION));
+    const inSample = (k: string) => inFraction(`${judgeRefString(REF)}\nsignal:${k}`, DEFAULT_SAMPLE_FRACTION);
+    // The sample is drawn over every verdict, disagreements included (it stays unbiased); the rest of the
+    // disagreements are queued as such.
+    expect(outcomes.slice(0, 40)).toEqual(keys.slice(0, 40).map((k) => (inSample(k) ? 'production-sample' : 'disagreement')));
+    const sampled = [...keys, ...keys.slice(0, 10).map((k) => `${k}-x`)].filter(inSample);
     expect(outcomes.filter((o) => o === 'production-sample')).toHaveLength(sampled.length);
     expect(sampled.length).toBeGreaterThan(5);
     expect(sampled.length).toBeLessThan(45);
+    const disagreeing = keys.slice(0, 40).filter((k) => !inSample(k)).length;
+    expect(disagreeing).toBeGreaterThan(30);
 
     const disagreements = await listAllAnnotations(ports, { queue: 'drift:fm-judge', reason: 'disagreement', status: 'pending' });
-    expect(disagreements).toHaveLength(40);
+    expect(disagreements).toHaveLength(disagreeing);
     expect(disagreements[0]!.judge).toMatchObject({ ref: REF, fine: true, userRating: 'down', labels: { [SCOPE_LABEL]: 'no' } });
     expect(disagreements[0]!.asks).toEqual(MODE_IDS.map((m) => `mode:${m}`));
     const samples = await listAllAnnotations(ports, { queue: 'drift:fm-judge', reason: 'production-sample', status: 'pending' });
     expect(samples.map((i) => i.subjectKey).sort()).toEqual(sampled.map((k) => `signal:${k}`).sort());
     // The same verdict again queues nothing new.
     await watchVerdict(ports, verdict(keys[0]!, true, 'down'));
-    expect(await listAllAnnotations(ports, { reason: 'disagreement', status: 'pending' })).toHaveLength(40);
+    expect(await listAllAnnotations(ports, { reason: 'disagreement', status: 'pending' })).toHaveLength(disagreeing);
     const bad = await watchVerdict(ports, { ...verdict(keys[0]!, true, 'down'), fine: 'yes' }).catch((e: unknown) => e);
     expect((bad as ValidationError).issues.map((i) => i.path)).toEqual(['detail.fine']);
   });
@@ -161,9 +168,10 @@ describe('a kappa drop on the rolling window', () => {
     closers.push(() => watch.stop());
     await ports.events.publish(production.map((s) => ({ type: JUDGE_VERDICT, detail: verdict(s.key, true, s.truth === 'yes' ? 'down' : 'up', ref) })));
     await watch.drain();
+    // Everything is sampled here (fraction 1): the 15 disagreements too are sample items, and count in the kappa.
     const items = await listAllAnnotations(ports, { queue: 'drift:fm-judge', status: 'pending' });
-    expect(items.filter((i) => i.reason === 'disagreement')).toHaveLength(15);
-    expect(items.filter((i) => i.reason === 'production-sample')).toHaveLength(15);
+    expect(items.filter((i) => i.reason === 'disagreement')).toHaveLength(0);
+    expect(items.filter((i) => i.reason === 'production-sample')).toHaveLength(30);
 
     // People label them, alternating; each label of a drift item runs the check.
     const hook = await startWebhook();
@@ -198,5 +206,85 @@ describe('a kappa drop on the rolling window', () => {
     const demoted = ports.events.recent({ type: 'judge.demoted' });
     expect(demoted).toHaveLength(1);
     expect(demoted[0]!.detail).toMatchObject({ judge: ref, by: 'drift-watch' });
+  });
+});
+
+describe('the rolling kappa is computed on the unbiased sample only', () => {
+  /** Truth alternates yes/no; the judge is wrong on the items `wrong(i)` names. */
+  const truthOf = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
+  const judgeSays = (i: number, wrong: (i: number) => boolean): 'yes' | 'no' => (wrong(i) ? (truthOf(i) === 'yes' ? 'no' : 'yes') : truthOf(i));
+
+  /** A promoted judge calibrated at kappa 0.84 (8% errors on a balanced gold set of 200). */
+  async function promotedAt084(ports: ReturnType<typeof tempPorts>['ports']): Promise<JudgeRef> {
+    const { ref } = await registerJudge(ports, { name: 'fm-judge', kind: 'failure-mode', model: 'openai:judge@http://127.0.0.1:9/v1' });
+    const calibrationErrors = (i: number) => i % 25 < 2;
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      id: `gold-${i}`,
+      subject: { kind: 'signal' as const, signalKey: `feedback:gold-${i}` },
+      labels: { [SCOPE_LABEL]: truthOf(i) },
+      annotators: ['ana'],
+    }));
+    const verdicts = new Map(items.map((item, i) => [item.id, { labels: { [SCOPE_LABEL]: judgeSays(i, calibrationErrors) }, latencyMs: 1 }]));
+    const report = buildCalibrationReport({ id: 'cal-084', judge: ref, goldSet: 'fm-gold', createdAt: '2026-12-01T00:00:00.000Z', items, verdicts, resamples: 500 });
+    expect(report.criteria[0]!.kappa.estimate).toBeCloseTo(0.84, 10);
+    await saveCalibrationReport(ports, report);
+    await promoteJudge(ports, ref, { by: 'ana' });
+    return ref;
+  }
+
+  /**
+   * 800 production verdicts of the judge (wrong on `wrong(i)`), users thumbing down scope creep; the watch samples
+   * 15% of them and queues every disagreement outside the sample; people label every queued item with the truth,
+   * disagreements first, each label running the drift check.
+   */
+  async function production(ports: ReturnType<typeof tempPorts>['ports'], ref: JudgeRef, wrong: (i: number) => boolean) {
+    const truth = new Map<string, 'yes' | 'no'>();
+    for (let i = 0; i < 800; i++) {
+      const key = `feedback:prod-${i}`;
+      truth.set(`signal:${key}`, truthOf(i));
+      const detail = verdict(key, judgeSays(i, wrong) === 'no', truthOf(i) === 'yes' ? 'down' : 'up', ref);
+      detail.labels[SCOPE_LABEL] = judgeSays(i, wrong);
+      await watchVerdict(ports, detail, { sampleFraction: 0.15 });
+    }
+    const queued = await listAllAnnotations(ports, { queue: 'drift:fm-judge', status: 'pending' });
+    queued.sort((a, b) => (a.reason === b.reason ? 0 : a.reason === 'disagreement' ? -1 : 1));
+    const statuses: string[] = [];
+    let last: Awaited<ReturnType<typeof checkDrift>> | undefined;
+    for (const item of queued) {
+      const { drift } = await labelAnnotationAndWatch(ports, item.id, { annotator: 'ana', labels: { [SCOPE_LABEL]: truth.get(item.subjectKey)! } }, { drift: { window: 200, maxDrop: 0.15, minN: 30 } });
+      statuses.push(drift!.status);
+      last = drift;
+    }
+    return { queued, statuses, last: last! };
+  }
+
+  it('keeps a sound judge (kappa 0.84) promoted however many disagreements people label', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const ref = await promotedAt084(ports);
+    const { queued, statuses, last } = await production(ports, ref, (i) => i % 25 < 2);
+    const disagreements = queued.filter((i) => i.reason === 'disagreement').length;
+    const sampled = queued.length - disagreements;
+    // Many disagreements beside the sample: all of them the judge's misses, people siding with the user.
+    expect(disagreements).toBeGreaterThan(20);
+    expect(sampled).toBeGreaterThan(90);
+    expect(statuses).not.toContain('dropped');
+    expect(statuses.slice(0, disagreements).every((s) => s === 'too-few-pairs')).toBe(true);
+    expect(last).toMatchObject({ status: 'ok', pairs: sampled, demoted: false, disagreements: { pairs: disagreements, agreedWithUser: 1 } });
+    const scope = last.labels.find((l) => l.id === SCOPE_LABEL)!;
+    expect(scope.baseline).toBeCloseTo(0.84, 10);
+    expect(scope.kappa!).toBeGreaterThan(0.69);
+    expect((await getJudge(ports, 'fm-judge')).promoted).toEqual(ref.version);
+  });
+
+  it('still demotes a judge that really degraded (30% wrong in production)', async () => {
+    env = tempPorts();
+    const ports = env.ports;
+    const ref = await promotedAt084(ports);
+    const { statuses } = await production(ports, ref, (i) => i % 10 < 3);
+    expect(statuses).toContain('dropped');
+    expect(statuses.at(-1)).toBe('no-promoted-version');
+    expect((await getJudge(ports, 'fm-judge')).promoted).toBeUndefined();
+    expect(ports.events.recent({ type: 'judge.demoted' })).toHaveLength(1);
   });
 });

@@ -24,6 +24,7 @@ import {
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import type { PutOptions, RecordItem, RecordsPort } from '../../lib/ports/records.ts';
 import { MalformedRecordError } from '../../lib/shared/record-codec.ts';
+import { AcceptanceRuleSchema } from '../../lib/judges/schemas.ts';
 import { definition, report, tempRegistryPorts } from './registry-fixture.ts';
 
 let env: ReturnType<typeof tempRegistryPorts> | undefined;
@@ -47,6 +48,8 @@ describe('a judge identity', () => {
     ['output schema', { outputSchema: { type: 'object', properties: { verdict: { type: 'string' } } } }],
     ['taxonomy version', { taxonomyVersion: 2 }],
     ['kind', { kind: 'pairwise' as const }],
+    ['checkpoint it was derived from', { derivedFrom: { checkpoint: 'ckpt-7' } }],
+    ['teacher it was distilled from', { derivedFrom: { teacher: 'scope-judge@3f2a9c0d1e2b' } }],
   ])('changes with the %s', (_part, change) => {
     const changed = judgeIdentity(parseJudgeDefinition(definition(change)));
     expect(changed.version).toMatch(/^[0-9a-f]{12}$/);
@@ -67,6 +70,16 @@ describe('a judge identity', () => {
     };
     expect(judgeIdentity(parseJudgeDefinition(reordered)).version).toBe(version);
   });
+
+  it('tells apart two checkpoints served behind one endpoint spec, and keeps the derivation in the stored identity', async () => {
+    const one = judgeIdentity(parseJudgeDefinition(definition({ derivedFrom: { checkpoint: 'ckpt-1' } })));
+    const two = judgeIdentity(parseJudgeDefinition(definition({ derivedFrom: { checkpoint: 'ckpt-2' } })));
+    expect(one.version).not.toBe(two.version);
+    expect(judgeIdentity(parseJudgeDefinition(definition({ derivedFrom: {} }))).version).toBe(version);
+    const ports = open();
+    const { judge } = await registerJudge(ports, definition({ derivedFrom: { checkpoint: 'ckpt-1', teacher: 'scope-judge@3f2a9c0d1e2b' } }));
+    expect(judge.identity.derivedFrom).toEqual({ checkpoint: 'ckpt-1', teacher: 'scope-judge@3f2a9c0d1e2b' });
+  });
 });
 
 describe('registering a judge', () => {
@@ -78,7 +91,8 @@ describe('registering a judge', () => {
     expect(first.ref.version).toBe(judgeIdentity(parseJudgeDefinition(definition())).version);
     expect(first.judge.definition.prompt).toBe(definition().prompt);
     expect(first.judge.identity).toMatchObject({ model: definition().model, decoding: { temperature: 0, maxTokens: 1024 } });
-    expect(first.acceptanceRule).toEqual({ minKappaLower: 0.6, maxKappaDrop: 0, minItems: 30, requireCheaper: false });
+    expect(first.acceptanceRule).toEqual(AcceptanceRuleSchema.parse({}));
+    expect(first.acceptanceRule).toMatchObject({ minKappaLower: 0.6, maxKappaDrop: 0, minItems: 30, requireCheaper: false });
 
     const again = await registerJudge(ports, { ...definition(), description: 'described now' });
     expect(again).toMatchObject({ created: false, ref: first.ref });

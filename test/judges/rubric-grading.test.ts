@@ -113,7 +113,8 @@ function readingJudge(request: RecordedRequest): ScriptStep {
 
 /** A judge that passes everything, quoting the instruction (valid quotes, no judgement). */
 function lenientJudge(): ScriptStep {
-  const evidence = [{ source: 'instruction', quote: 'Fix the typo' }];
+  // A pass needs a quote from the attempt, not only the instruction (B3): this judge quotes the tests' ids.
+  const evidence = [{ source: 'instruction', quote: 'Fix the typo "teh"' }, { source: 'tests', quote: 'checks::check-1' }];
   return reply.tool(RUBRIC_TOOL, { verdicts: ['c1', 'c2'].map((id) => ({ id, verdict: 'pass', reason: 'fine', evidence })) });
 }
 
@@ -230,6 +231,7 @@ describe('an approved eval case from a report, graded by a rubric judge', () => 
     // The judge passes everything, the check does not: failed.
     const lenient = await judgeOf(lenientJudge);
     const unfixed = await attempt(task, repoDir, agentScript({ fixTypo: false, reformat: false }), lenient.judge);
+    expect(JudgementSchema.parse(unfixed.grade!['judgement']).criteria.map((c) => c.voided ?? 'ok')).toEqual(['ok', 'ok']);
     expect(JudgementSchema.parse(unfixed.grade!['judgement']).score).toBe(1);
     expect(unfixed.status).toBe('failed');
     expect(unfixed.grade!.reasons!.join('\n')).toMatch(/fail-to-pass-not-passed: checks::check-1 \(failed\)/);

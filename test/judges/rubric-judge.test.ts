@@ -69,15 +69,17 @@ describe('buildAttemptView', () => {
       '[event tool.unavailable] metrics_query is unavailable {"tool":"metrics_query"}',
     ]);
     expect(v.trajectory).toContain('[event network.blocked] blocked example.com');
-    expect(v.finalMessage).toBe('Posted the status.\nAll done.\n[submitted] posted');
+    // Agent-written line breaks continue with '│ ': only the harness starts a line.
+    expect(v.finalMessage).toBe('[assistant] Posted the status.\n│ All done.\n[submitted] posted');
     expect(v.tests).toContain('checks::check-1: failed');
     expect(v.truncated).toEqual([]);
   });
 
-  it('keeps the last steps within its bound and says how many were left out', () => {
+  it('keeps the first and the last steps within its bound and says how many were left out', () => {
     const filler = Array.from({ length: 50 }, (_, i) => ({ type: 'tool_result', seq: 100 + i, at, messageId: 'a1', toolCallId: `x${i}`, name: 'bash', isError: false, content: `line ${i} ${'x'.repeat(200)}`, durationMs: 1 }));
     const v = buildAttemptView({ task: TASK, trajectory: trajectory(filler), diff: 'd'.repeat(5000), limits: { trajectory: 2000, diff: 1000 } });
-    expect(v.trajectory).toMatch(/^…\[\d+ earlier steps omitted\]/);
+    expect(v.trajectory).toMatch(/\n…\[\d+ steps omitted here\]\n/);
+    expect(v.trajectory.startsWith('[user] Post the status to #ops.')).toBe(true);
     expect(v.trajectory).toContain('Posted the status.');
     expect(v.trajectory.length).toBeLessThan(2100);
     expect(v.diff).toMatch(/characters omitted/);
@@ -86,10 +88,15 @@ describe('buildAttemptView', () => {
 
   it('checks quotes in the part they name, whitespace-insensitive', () => {
     const v = view();
-    expect(evidenceIn(v, { source: 'final-message', quote: 'Posted the   status. All done.' })).toBe(true);
+    expect(evidenceIn(v, { source: 'final-message', quote: 'Posted the   status.' })).toBe(true);
     expect(evidenceIn(v, { source: 'diff', quote: 'Posted the status.' })).toBe(false);
     expect(evidenceIn(v, { source: 'service-calls', quote: 'post it to #incidents' })).toBe(true);
     expect(evidenceIn(v, { source: 'trajectory', quote: '' })).toBe(false);
+    // B3: at least 12 non-space characters, unless the quote is the whole (shorter) part.
+    expect(evidenceIn(v, { source: 'final-message', quote: 'Posted' })).toBe(false);
+    expect(evidenceIn({ ...v, diff: 'x = 1' }, { source: 'diff', quote: 'x = 1' })).toBe(true);
+    // B2: a service-calls quote comes from the harness's service lines only, never from the trajectory.
+    expect(evidenceIn(v, { source: 'service-calls', quote: 'p99 latency 2300ms' })).toBe(false);
   });
 });
 
@@ -126,7 +133,7 @@ describe('judgeAttempt', () => {
   });
 
   it('not-applicable criteria are left out of the score; a voided one counts 0', async () => {
-    const model = await judgeModel(() => reply.tool(RUBRIC_TOOL, { verdicts: [pass('c1', 'not in the attempt at all'), { id: 'c2', verdict: 'not-applicable', reason: 'no code', evidence: [] }] }));
+    const model = await judgeModel(() => reply.tool(RUBRIC_TOOL, { verdicts: [pass('c1', 'not in the attempt at all'), { id: 'c2', verdict: 'not-applicable', reason: 'no code', evidence: [{ source: 'trajectory', quote: 'p99 latency 2300ms' }] }] }));
     const j = await judgeAttempt(model, view(), { judge: defaultRubricJudge(model.id), maxAttempts: 2 });
     expect(j).toMatchObject({ complete: false, score: 0, calls: 2 });
     expect(j.criteria[0]).toMatchObject({ id: 'c1', verdict: 'pass', voided: expect.stringMatching(/no valid verdict after 2 call\(s\): c1: the quote .* does not occur in the trajectory/) });

@@ -99,7 +99,7 @@ function scriptedRubricJudge(wrong: ReadonlySet<string>, badQuote: ReadonlySet<s
     const prints = user.includes('print("debug")');
     return reply.tool(RUBRIC_TOOL, {
       verdicts: [
-        { id: 'adds', verdict: adds ? 'pass' : 'fail', reason: 'what add returns', evidence: [{ source: 'diff', quote: good ? 'return a + b' : 'return a - b' }] },
+        { id: 'adds', verdict: adds ? 'pass' : 'fail', reason: 'what add returns', evidence: [{ source: 'diff', quote: 'def add(a, b):' }] },
         {
           id: 'quiet',
           verdict: prints ? 'fail' : 'pass',
@@ -213,13 +213,13 @@ function sides(request: RecordedRequest): { a: string; b: string } {
 const unbiasedPairJudge = (request: RecordedRequest): ScriptStep => {
   const { a } = sides(request);
   const side = a.includes('return a + b') ? 'a' : 'b';
-  return reply.tool(PAIRWISE_TOOL, { preference: side, reason: 'it returns the sum', evidence: [{ side, source: 'diff', quote: 'return a + b' }] });
+  return reply.tool(PAIRWISE_TOOL, { preference: side, reason: 'it returns the sum', evidence: [{ side, source: 'diff', quote: 'def add(a, b):' }] });
 };
 
 /** Always prefers the attempt shown first (quoting its tag truly, so its answers pass the evidence check). */
 const firstPositionJudge = (request: RecordedRequest): ScriptStep => {
   const tag = /# (att-\d+)/.exec(sides(request).a)![1]!;
-  return reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'A looks fine', evidence: [{ side: 'a', source: 'diff', quote: `# ${tag}` }] });
+  return reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'A looks fine', evidence: [{ side: 'a', source: 'diff', quote: `+# ${tag}\n+def add(a, b):` }] });
 };
 
 describe('pairwise judge', () => {
@@ -265,7 +265,7 @@ describe('pairwise judge', () => {
     const server = await serve([
       reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'sum', evidence: [{ side: 'a', source: 'diff', quote: 'print("debug")' }] }),
       reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'sum', evidence: [] }),
-      reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'A returns the sum', evidence: [{ side: 'a', source: 'diff', quote: 'return   a + b' }, { side: 'b', source: 'diff', quote: 'print("debug")' }] }),
+      reply.tool(PAIRWISE_TOOL, { preference: 'a', reason: 'A returns the sum', evidence: [{ side: 'a', source: 'diff', quote: 'def  add(a,   b):' }, { side: 'b', source: 'diff', quote: 'print("debug")' }] }),
     ]);
     const judge = defaultPairwiseJudge(`openai:judge@${server.baseUrl}`);
     const j = await judgePair(judgeModel(server), viewA, viewB, { judge });

@@ -70,9 +70,9 @@ const DIFF = [
   '',
 ].join('\n');
 
-/** A judge that passes both criteria quoting the instruction (valid quotes). */
+/** A judge that passes both criteria quoting the instruction and the diff (valid quotes; a pass needs one from the attempt). */
 function passingJudge(): ReturnType<typeof reply.tool> {
-  const evidence = [{ source: 'instruction', quote: 'greet by name' }];
+  const evidence = [{ source: 'instruction', quote: 'greet by name' }, { source: 'diff', quote: '+    return f"Hello, {name}"' }];
   return reply.tool(RUBRIC_TOOL, { verdicts: ['c1', 'c2'].map((id) => ({ id, verdict: 'pass', reason: 'fine', evidence })) });
 }
 
@@ -137,7 +137,8 @@ describe('the grader resolves its judge in the registry', () => {
     const { grade: plain } = await grade({ model: first.model, resolve: registryJudgeResolver(ports.records) }, task());
     const def = defaultRubricJudge(first.model.id);
     expect(JudgementSchema.parse(plain['judgement']).judge).toEqual({ name: RUBRIC_JUDGE_NAME, version: judgeIdentity({ ...def, rubric: task().rubric!.map((c, i) => ({ id: `c${i + 1}`, criterion: c.criterion, weight: 1 })) }).version });
-    expect(systemPrompt(first.server.chatRequests()[0]!)).toBe(def.prompt);
+    // The definition's prompt, then the notice naming this render's fence.
+    expect(systemPrompt(first.server.chatRequests()[0]!).startsWith(`${def.prompt}\n\n`)).toBe(true);
 
     const second = await judgeServer();
     const { ref } = await registerJudge(ports, registered(RUBRIC_JUDGE_NAME, second.model.id));

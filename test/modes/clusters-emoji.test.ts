@@ -199,6 +199,7 @@ describe('emerging modes', () => {
       name: 'Emoji in commit messages',
       definition: 'The agent puts emojis in commit messages although the project does not want them.',
       promotedBy: 'ana',
+      membersHash: best.membersHash,
     });
     expect(promoted.taxonomy).toMatchObject({ version: 2, parentVersion: 1, mode: { id: 'emoji-commit-messages' } });
     const v2 = await loadTaxonomy(env.ports.records, 2);
@@ -214,7 +215,7 @@ describe('emerging modes', () => {
     const suggested = await listSuggestedLabels(env.ports.records, 'emoji-commit-messages');
     expect(suggested.items.map((s) => s.signalKey).sort()).toEqual(best.members.map((m) => m.signalKey).sort());
     expect(suggested.items.every((s) => s.reviewed === false && s.taxonomyVersion === 2 && s.source === 'cluster')).toBe(true);
-    await expect(promoteCluster(env.ports, best.id, { id: 'emoji-again', name: 'x', definition: 'y', promotedBy: 'ana' })).rejects.toThrow(/already promoted/);
+    await expect(promoteCluster(env.ports, best.id, { id: 'emoji-again', name: 'x', definition: 'y', promotedBy: 'ana', membersHash: best.membersHash })).rejects.toThrow(/already promoted/);
     // Clustering again keeps the mark.
     const clusters = await clusterComments(env.ports, { embeddingModel: 'embed-new', minClusterSize: 5 });
     expect(clusters.clusters.find((c) => c.id === best.id)?.promoted).toMatchObject({ mode: 'emoji-commit-messages', taxonomyVersion: 2 });

@@ -8,6 +8,7 @@ import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { feedbackKeys } from '../../lib/feedback/record-keys.ts';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
 import { DRAFT_TOOL, draftEvalCase } from '../../lib/modes/evals/eval-drafts.ts';
+import { clusterMembersHash } from '../../lib/modes/clusters/cluster-comments.ts';
 import { clusterRecord } from '../../lib/modes/record-codecs.ts';
 import { promoteCluster } from '../../lib/modes/taxonomy/promote-cluster.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
@@ -53,6 +54,7 @@ function cluster(id: string, signalKeys: string[]) {
     members: signalKeys.map((signalKey) => ({ signalKey, receivedAt: '2026-12-01T00:00:00.000Z' })),
     computedAt: '2026-12-02T00:00:00.000Z',
     embeddingModel: 'embed',
+    membersHash: clusterMembersHash(signalKeys),
   };
 }
 
@@ -68,7 +70,7 @@ describe('a draft from a promoted cluster', () => {
     const promoted = cluster('cl-aaaaaaaaaaaa', ['report:r-1', 'report:r-2']);
     const plain = cluster('cl-bbbbbbbbbbbb', ['report:r-1']);
     await env.ports.records.putMany([clusterRecord.encode(promoted), clusterRecord.encode(plain)]);
-    await promoteCluster(env.ports, promoted.id, { id: 'emoji-commits', name: 'Emojis in commits', definition: 'Puts emojis in commit messages.', promotedBy: 'ana', examples: ['🎉 in commits'] });
+    await promoteCluster(env.ports, promoted.id, { id: 'emoji-commits', name: 'Emojis in commits', definition: 'Puts emojis in commit messages.', promotedBy: 'ana', examples: ['🎉 in commits'], membersHash: promoted.membersHash });
 
     const fromPromoted = await draftEvalCase(env.ports, model, { fromCluster: promoted.id });
     expect(fromPromoted.lineage).toMatchObject({ clusterIds: [promoted.id], reportIds: ['r-1', 'r-2'] });

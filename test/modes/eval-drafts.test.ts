@@ -9,7 +9,10 @@ import { parseTask } from '../../lib/harness/task/task-schema.ts';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
 import { approveEvalDraft } from '../../lib/modes/evals/approve-eval-draft.ts';
 import { DRAFT_TOOL, draftEvalCase, listEvalDrafts } from '../../lib/modes/evals/eval-drafts.ts';
+import { ValidationError } from '../../lib/errors.ts';
+import { historyCheckIssues } from '../../lib/modes/evals/history-checks.ts';
 import { labelSignal } from '../../lib/modes/label-signal.ts';
+import { evalDraftRecord } from '../../lib/modes/record-codecs.ts';
 import { listModeExamples } from '../../lib/modes/list-mode-examples.ts';
 import { registryKeys } from '../../lib/registry/record-keys.ts';
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
@@ -44,7 +47,7 @@ const CASE = {
   instruction: 'Fix the typo "teh" in README.md.',
   context: 'The repository has 40 markdown files; only README.md has the typo.',
   rubric: [{ criterion: 'Only README.md changes', weight: 2 }, { criterion: 'The typo is fixed' }],
-  checks: ['test "$(git diff --name-only)" = "README.md"'],
+  checks: ['! grep -q teh README.md'],
 };
 
 describe('eval drafts', () => {
@@ -65,7 +68,7 @@ describe('eval drafts', () => {
     const { task, suiteVersion } = await approveEvalDraft(env.ports, draft.id, { approver: 'ana', repo });
     expect(parseTask(JSON.parse(JSON.stringify(task)))).toEqual(task);
     expect(task).toMatchObject({ suite: 'failure-modes-private', visibility: 'private', split: 'held-out', grading: { by: 'both', minScore: 1 }, failToPass: ['checks::check-1'], origin: { kind: 'report', ref: 'r-1' } });
-    expect(task.testCommand).toContain('checks-junit.xml');
+    expect(task.testCommand).toContain('# flywheel-checks v2');
     expect(task.rubric).toEqual([{ id: 'c1', criterion: 'Only README.md changes', weight: 2 }, { id: 'c2', criterion: 'The typo is fixed', weight: 1 }]);
     expect(task.metadata).toMatchObject({ approvedBy: 'ana', lineage: { reportIds: ['r-1'] } });
     expect(suiteVersion).toBe(1);
@@ -83,5 +86,28 @@ describe('eval drafts', () => {
     await storeReport(env.ports, 'r-private', false);
     await expect(draftEvalCase(env.ports, openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'd' }), { fromReport: 'r-private' })).rejects.toThrow(/consent/);
     expect(server.chatRequests()).toHaveLength(0);
+  });
+
+  it('refuse checks that read git history: the drafter is told and asked again, approval names checks[i] (B4)', async () => {
+    env = tempPorts();
+    const gitCheck = "! git log -1 --format=%s | grep -q '🎉'";
+    server = await startScriptedModelServer([reply.tool(DRAFT_TOOL, { ...CASE, checks: ['test -f README.md', gitCheck] }), reply.tool(DRAFT_TOOL, CASE)]);
+    const model = openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'drafter' });
+    await storeReport(env.ports, 'r-git', true);
+    const draft = await draftEvalCase(env.ports, model, { fromReport: 'r-git' });
+    expect(server.chatRequests()).toHaveLength(2);
+    const first = JSON.stringify(server.chatRequests()[0]!.body.messages);
+    expect(first).toContain('WITHOUT git history');
+    expect(JSON.stringify(server.chatRequests()[1]!.body.messages)).toContain('checks[1]: reads git history (`git log`)');
+    expect(draft.checks).toEqual(CASE.checks);
+
+    // A draft stored with such a check (an older drafter) is refused at approval, naming the check.
+    await env.ports.records.put(evalDraftRecord.encode({ ...draft, checks: ['test -f README.md', gitCheck] }));
+    const repo = { kind: 'git' as const, url: 'https://example.com/acme/docs.git', commit: 'abcdef1' };
+    const refused = await approveEvalDraft(env.ports, draft.id, { approver: 'ana', repo }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).issues.map((i) => i.path)).toEqual(['checks[1]']);
+
+    expect(historyCheckIssues(['git -C . rev-list --count HEAD', 'cat .git/HEAD', 'git show HEAD:README.md', 'grep -q teh README.md', 'test -f .gitignore'] ).map((i) => i.path)).toEqual(['checks[0]', 'checks[1]', 'checks[2]']);
   });
 });

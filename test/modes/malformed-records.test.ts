@@ -39,7 +39,7 @@ describe('a malformed failure-mode record', () => {
   it('a cluster, a taxonomy mapping and a suggested label with wrong-typed fields fail where read, naming the field', async () => {
     env = tempPorts();
     await env.ports.records.put({ ...modeKeys.cluster('cl-bad'), id: 'cl-bad', count: 'many' });
-    await expect(promoteCluster(env.ports, 'cl-bad', { id: 'x-mode', name: 'x', definition: 'y', promotedBy: 'ana' })).rejects.toMatchObject({ name: 'Flywheel.MalformedRecord', field: 'count' });
+    await expect(promoteCluster(env.ports, 'cl-bad', { id: 'x-mode', name: 'x', definition: 'y', promotedBy: 'ana', membersHash: 'h' })).rejects.toMatchObject({ name: 'Flywheel.MalformedRecord', field: 'count' });
     await env.ports.records.put({ ...modeKeys.taxonomyMapping(1, 2), fromVersion: 1, toVersion: 2, modes: { other: 3 }, added: [], suggestedLabels: 0, createdBy: 'a', createdAt: 'now' });
     await expect(loadTaxonomyMapping(env.ports.records, 1, 2)).rejects.toMatchObject({ name: 'Flywheel.MalformedRecord', sk: 'MAPPING#0000000001#0000000002', field: 'modes.other' });
     const suggestion = { signalKey: 'feedback:s-1', mode: 'x-mode', taxonomyVersion: 2, source: 'cluster', clusterId: 'cl-1', suggestedBy: 'ana', suggestedAt: 'now' };

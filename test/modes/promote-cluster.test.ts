@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
-import { clusterRecord } from '../../lib/modes/record-codecs.ts';
+import { clusterMembersHash } from '../../lib/modes/clusters/cluster-comments.ts';
+import { clusterPromotionRecord, clusterRecord } from '../../lib/modes/record-codecs.ts';
 import { modeKeys } from '../../lib/modes/record-keys.ts';
 import { listSuggestedLabels, loadTaxonomyMapping, promoteCluster } from '../../lib/modes/taxonomy/promote-cluster.ts';
 import { listTaxonomyVersions } from '../../lib/modes/taxonomy/taxonomy-store.ts';
@@ -30,23 +31,26 @@ function cluster(id: string, members: { signalKey: string; text?: string }[]) {
     members: members.map((m) => ({ ...m, receivedAt: '2026-12-01T00:00:00.000Z' })),
     computedAt: '2026-12-02T00:00:00.000Z',
     embeddingModel: 'embed',
+    membersHash: clusterMembersHash(members.map((m) => m.signalKey)),
   };
 }
 
-const body = { id: 'slow-answers', name: 'Slow answers', definition: 'Answers take minutes.', promotedBy: 'ana' };
+const base = { id: 'slow-answers', name: 'Slow answers', definition: 'Answers take minutes.', promotedBy: 'ana' };
 
 describe('promoting a cluster', () => {
   it('finishes a half-done promotion on retry instead of making another version', async () => {
     env = tempPorts(() => new Date('2026-12-02T12:00:00Z'));
     const c = cluster('cl-aaaaaaaaaaaa', [{ signalKey: 'feedback:1', text: 'so slow today' }, { signalKey: 'feedback:2', text: 'it took minutes' }, { signalKey: 'feedback:3' }]);
     await env.ports.records.put(clusterRecord.encode(c));
+    const body = { ...base, membersHash: c.membersHash };
     const first = await promoteCluster(env.ports, c.id, body);
     expect(first.taxonomy.version).toBe(2);
     expect(first.taxonomy.mode.examples).toEqual(['so slow today', 'it took minutes']);
-    // As if the process died after storing the version: no mapping, cluster not marked.
+    // As if the process died after storing the version: no mapping, the claim not marked done, cluster not marked.
     const m = modeKeys.taxonomyMapping(1, 2);
     await env.ports.records.delete(m.pk, m.sk);
     await env.ports.records.put(clusterRecord.encode(c));
+    await env.ports.records.put(clusterPromotionRecord.encode({ clusterId: c.id, mode: body.id, membersHash: c.membersHash, promotedBy: body.promotedBy, claimedAt: '2026-12-02T12:00:00.000Z' }));
     const retry = await promoteCluster(env.ports, c.id, body);
     expect(retry.taxonomy.version).toBe(2);
     expect((await listTaxonomyVersions(env.ports.records)).map((v) => v.version)).toEqual([1, 2]);
@@ -59,13 +63,14 @@ describe('promoting a cluster', () => {
     const a = cluster('cl-bbbbbbbbbbbb', [{ signalKey: 'feedback:1', text: 'so slow' }]);
     const b = cluster('cl-cccccccccccc', [{ signalKey: 'feedback:2' }, { signalKey: 'feedback:3' }]);
     await env.ports.records.putMany([clusterRecord.encode(a), clusterRecord.encode(b)]);
-    await promoteCluster(env.ports, a.id, body);
+    const body = { ...base, membersHash: b.membersHash };
+    await promoteCluster(env.ports, a.id, { ...base, membersHash: a.membersHash });
     await expect(promoteCluster(env.ports, b.id, body)).rejects.toMatchObject({ issues: [{ path: 'examples', message: expect.stringContaining('training consent') }] });
     await expect(promoteCluster(env.ports, b.id, { ...body, examples: ['slow again'] })).rejects.toMatchObject({ issues: [{ path: 'add.0.id', message: expect.stringContaining('already a live mode') }] });
     const ok = await promoteCluster(env.ports, b.id, { ...body, id: 'timeouts', examples: ['requests time out'] });
     expect(ok.taxonomy).toMatchObject({ version: 3, parentVersion: 2, mode: { id: 'timeouts', examples: ['requests time out'] } });
     expect(ok.mapping.modes['slow-answers']).toBe('slow-answers');
     await expect(promoteCluster(env.ports, 'cl-nope', body)).rejects.toMatchObject({ name: 'Flywheel.NotFoundError' });
-    await expect(promoteCluster(env.ports, a.id, { ...body, promotedBy: '' })).rejects.toMatchObject({ issues: [expect.objectContaining({ path: 'promotedBy' })] });
+    await expect(promoteCluster(env.ports, a.id, { ...base, membersHash: a.membersHash, promotedBy: '' })).rejects.toMatchObject({ issues: [expect.objectContaining({ path: 'promotedBy' })] });
   });
 });

@@ -49,6 +49,7 @@ const api = (path: string, init: RequestInit = {}) =>
 
 interface ClusterView {
   id: string;
+  membersHash: string;
   count: number;
   candidateMode: boolean;
   suggestedName: { name: string; id: string };
@@ -90,24 +91,25 @@ describe('emerging modes on the local runtime', () => {
 
     const cli = await runCli(['modes', 'clusters', '--min-cluster-size', '3', '--model', MODEL, '--data-dir', dataDir]);
     expect(cli.stdout).toContain(emoji.id);
+    expect(cli.stdout).toContain(emoji.membersHash);
     expect(cli.stdout).toContain(emoji.suggestedName.name);
     expect(cli.stdout).toContain(`${PRAISE.length} praise left out`);
 
     // Over the API.
-    const bad = await api(`/v1/clusters/${emoji.id}/promote`, { method: 'POST', body: JSON.stringify({ id: 'Emoji Commits', name: 'x', definition: 'y', promotedBy: 'ana' }) });
+    const bad = await api(`/v1/clusters/${emoji.id}/promote`, { method: 'POST', body: JSON.stringify({ id: 'Emoji Commits', name: 'x', definition: 'y', promotedBy: 'ana', membersHash: emoji.membersHash }) });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('"id"');
-    expect((await api('/v1/clusters/cl-000000000000/promote', { method: 'POST', body: JSON.stringify({ id: 'nothing-here', name: 'x', definition: 'y', promotedBy: 'ana' }) })).status).toBe(404);
+    expect((await api('/v1/clusters/cl-000000000000/promote', { method: 'POST', body: JSON.stringify({ id: 'nothing-here', name: 'x', definition: 'y', promotedBy: 'ana', membersHash: emoji.membersHash }) })).status).toBe(404);
     const promoted = await api(`/v1/clusters/${emoji.id}/promote`, {
       method: 'POST',
-      body: JSON.stringify({ id: 'emoji-commit-messages', name: 'Emoji in commit messages', definition: 'The agent puts emojis in commit messages.', promotedBy: 'ana' }),
+      body: JSON.stringify({ id: 'emoji-commit-messages', name: 'Emoji in commit messages', definition: 'The agent puts emojis in commit messages.', promotedBy: 'ana', membersHash: emoji.membersHash }),
     });
     expect(promoted.status).toBe(201);
     expect(await promoted.json()).toMatchObject({ taxonomy: { version: 2, parentVersion: 1 }, suggestedLabels: { count: EMOJI.length, reviewed: false }, mapping: { fromVersion: 1, toVersion: 2, modes: { other: 'other' } } });
-    expect((await api(`/v1/clusters/${emoji.id}/promote`, { method: 'POST', body: JSON.stringify({ id: 'emoji-two', name: 'x', definition: 'y', promotedBy: 'ana' }) })).status).toBe(409);
+    expect((await api(`/v1/clusters/${emoji.id}/promote`, { method: 'POST', body: JSON.stringify({ id: 'emoji-two', name: 'x', definition: 'y', promotedBy: 'ana', membersHash: emoji.membersHash }) })).status).toBe(409);
 
     // With the CLI.
-    const byCli = await runCli(['modes', 'promote-cluster', env.id, '--id', 'env-file-deleted', '--name', 'Deletes .env', '--definition', 'The agent deletes environment files while cleaning up.', '--promoted-by', 'bo', '--data-dir', dataDir]);
+    const byCli = await runCli(['modes', 'promote-cluster', env.id, '--id', 'env-file-deleted', '--name', 'Deletes .env', '--definition', 'The agent deletes environment files while cleaning up.', '--promoted-by', 'bo', '--members-hash', env.membersHash, '--data-dir', dataDir]);
     expect(byCli.stdout).toContain(`promoted ${env.id} as env-file-deleted in taxonomy v3 (from v2); ${ENV.length} members`);
     const after = (await (await api(`/v1/failure-modes/env-file-deleted/examples`)).json()) as { name: string; taxonomyVersion: number };
     expect(after).toMatchObject({ name: 'Deletes .env', taxonomyVersion: 3 });

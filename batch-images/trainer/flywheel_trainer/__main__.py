@@ -8,6 +8,10 @@ The job reads ``FLYWHEEL_TRAIN_DATA_KEY`` (a JSON Lines blob of the teacher's ve
 ``<FLYWHEEL_MODEL_KEY>/model.safetensors`` and ``<FLYWHEEL_MODEL_KEY>/metadata.json``; ``FLYWHEEL_REWARD_KIND``
 (default pointwise), ``FLYWHEEL_SEED`` (default 0), ``FLYWHEEL_EPOCHS`` (default 300). Blobs are files under
 ``$FLYWHEEL_DATA_DIR/blobs`` (the local jobs driver sets it) or objects of the S3 bucket ``$FLYWHEEL_BUCKET``.
+
+Exit codes: 0 trained; ``EXIT_BAD_INPUT`` (2) for data it cannot train on (missing, not UTF-8, not JSON Lines, no
+targets: the Batch job definition fails it at once, no retry helps); ``EXIT_RETRYABLE`` (1) for any other error of the
+environment (network, disk full, S3 unavailable: Batch runs the job once more).
 """
 
 from __future__ import annotations
@@ -23,9 +27,24 @@ from typing import Any
 from .reward_model import METADATA_FILE, WEIGHTS_FILE, TrainConfig, TrainingDataError, load, prefer_a, save, score_texts, train
 
 
+EXIT_BAD_INPUT = 2
+"""Data the trainer cannot train on: the job definition's ``badInputExitCode`` (``TRAINER_BAD_INPUT_EXIT_CODE``)."""
+EXIT_RETRYABLE = 1
+"""An error of the environment (network, disk, S3), not of the data: Batch's attempts run the job again."""
+
+# Errors of a path the caller named: bad input, not the environment.
+_MISSING_PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     out = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except _MISSING_PATH_ERRORS as error:
+        raise TrainingDataError(f"{path}: no such file: {error}") from error
+    except UnicodeDecodeError as error:
+        raise TrainingDataError(f"{path}: not UTF-8: {error}") from error
+    for n, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 out.append(json.loads(line))
@@ -49,10 +68,22 @@ class Blobs:
             self._s3 = boto3.client("s3")
 
     def get(self, key: str, dest: Path) -> None:
+        """Copies blob ``key`` to ``dest``; a blob that does not exist is bad input (``TrainingDataError``)."""
         if self.root is not None:
-            dest.write_bytes((self.root / key).read_bytes())
+            try:
+                data = (self.root / key).read_bytes()
+            except _MISSING_PATH_ERRORS as error:
+                raise TrainingDataError(f"no blob {key}") from error
+            dest.write_bytes(data)
         else:
-            self._s3.download_file(self.bucket, key, str(dest))
+            from botocore.exceptions import ClientError  # only in the image, for S3
+
+            try:
+                self._s3.download_file(self.bucket, key, str(dest))
+            except ClientError as error:
+                if str(error.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey"):
+                    raise TrainingDataError(f"no blob s3://{self.bucket}/{key}") from error
+                raise
 
     def put(self, key: str, src: Path) -> None:
         if self.root is not None:
@@ -113,9 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             metadata = run_job(dict(os.environ))
             print(json.dumps({"message": "trained", "loss": metadata["loss"], "examples": metadata["examples"], "sha256": metadata["sha256"]}))
-    except (TrainingDataError, KeyError, OSError) as error:
-        print(json.dumps({"level": "ERROR", "message": str(error)}), file=sys.stderr)
-        return 2
+    except (TrainingDataError, KeyError, ValueError) as error:
+        # KeyError: a required variable unset; ValueError: FLYWHEEL_SEED / FLYWHEEL_EPOCHS not integers.
+        print(json.dumps({"level": "ERROR", "message": str(error), "retryable": False}), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as error:
+        # Disk full, a network or S3 error: not the data's fault, so not the bad-input code (Batch retries it).
+        print(json.dumps({"level": "ERROR", "message": f"{type(error).__name__}: {error}", "retryable": True}), file=sys.stderr)
+        return EXIT_RETRYABLE
     return 0
 
 

@@ -148,13 +148,16 @@ def save(trained: Trained, out_dir: str | os.PathLike[str], extra: dict[str, Any
     save_file(tensors, str(out / WEIGHTS_FILE), metadata={"format": FORMAT})
     digest = hashlib.sha256((out / WEIGHTS_FILE).read_bytes()).hexdigest()
     metadata = {**trained.metadata, **(extra or {}), "weights": WEIGHTS_FILE, "sha256": digest}
-    (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return metadata
 
 
 def load(model_dir: str | os.PathLike[str]) -> tuple[RewardNet, dict[str, Any]]:
     folder = Path(model_dir)
-    metadata = json.loads((folder / METADATA_FILE).read_text())
+    try:
+        metadata = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise TrainingDataError(f"{folder}: no {METADATA_FILE}") from error
     if metadata.get("format") != FORMAT:
         raise TrainingDataError(f"{folder}: not a {FORMAT} model")
     tensors = load_file(str(folder / WEIGHTS_FILE))

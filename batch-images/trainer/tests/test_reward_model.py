@@ -121,3 +121,51 @@ def test_the_cli_trains_and_scores_in_a_process(tmp_path):
 def test_the_cli_refuses_missing_data_with_exit_2(tmp_path, capsys):
     assert main(["train", "--data", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "z")]) == 2
     assert "missing.jsonl" in capsys.readouterr().err
+
+
+def test_the_job_exits_2_for_a_missing_blob(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLYWHEEL_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("FLYWHEEL_TRAIN_DATA_KEY", "judges/derive/none/teacher.jsonl")
+    monkeypatch.setenv("FLYWHEEL_MODEL_KEY", "judges/derive/none/model")
+    assert main(["job"]) == 2
+    assert "no blob judges/derive/none/teacher.jsonl" in capsys.readouterr().err
+
+
+def test_an_environment_error_is_not_bad_input_so_batch_retries_it(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from flywheel_trainer import __main__ as entry
+
+    blobs = tmp_path / "blobs" / "judges" / "d2"
+    blobs.mkdir(parents=True)
+    (blobs / "teacher.jsonl").write_text("\n".join(json.dumps(r) for r in pointwise_records(8)) + "\n", encoding="utf-8")
+
+    def disk_full(self, key, src):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(entry.Blobs, "put", disk_full)
+    monkeypatch.setenv("FLYWHEEL_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("FLYWHEEL_TRAIN_DATA_KEY", "judges/d2/teacher.jsonl")
+    monkeypatch.setenv("FLYWHEEL_MODEL_KEY", "judges/d2/model")
+    monkeypatch.setenv("FLYWHEEL_EPOCHS", "5")
+    assert main(["job"]) == entry.EXIT_RETRYABLE != entry.EXIT_BAD_INPUT
+    err = json.loads(capsys.readouterr().err.strip())
+    assert err["retryable"] is True and "No space left" in err["message"]
+
+
+def test_utf8_data_trains_whatever_the_locale(tmp_path):
+    # The C locale without coercion reads files as ASCII unless the trainer says utf-8.
+    data = tmp_path / "emoji.jsonl"
+    data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in pointwise_records(8)) + "\n", encoding="utf-8")
+    assert "🎉" in data.read_text(encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1", "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    out = subprocess.run([sys.executable, "-m", "flywheel_trainer", "train", "--data", str(data), "--out", str(tmp_path / "m"), "--epochs", "5"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "m" / "metadata.json").read_text(encoding="utf-8"))["examples"] == 8
+
+
+def test_data_that_is_not_utf8_is_bad_input(tmp_path, capsys):
+    data = tmp_path / "latin1.jsonl"
+    data.write_bytes(json.dumps({"text": "caf\u00e9", "targets": {"a": 1}}, ensure_ascii=False).encode("latin-1") + b"\n")
+    assert main(["train", "--data", str(data), "--out", str(tmp_path / "z")]) == 2
+    assert "not UTF-8" in capsys.readouterr().err

@@ -44,6 +44,8 @@ export interface RunAgentInput {
   policy?: { checkpoint: string; weightVersion?: string | number };
   /** Dollars per million prompt / completion tokens, for the cost limit. */
   pricing?: { promptPerMillion: number; completionPerMillion: number };
+  /** The simulated user's model's price: when given, its tokens count toward `costUsd` and the cost limit too. */
+  userPricing?: { promptPerMillion: number; completionPerMillion: number };
   taskId?: string;
   suite?: string;
   agent?: { name: string; version: string };
@@ -74,7 +76,10 @@ export interface RunAgentResult {
   infrastructureError: boolean;
   turns: number;
   usage: AgentUsage;
+  /** The simulated user's model's tokens (only when the task has a simulated user); not in `usage` (the policy's). */
+  userUsage?: AgentUsage;
   outputBytes: number;
+  /** Dollars: the policy's tokens at `pricing`, plus the simulated user's at `userPricing` when given. */
   costUsd?: number;
   durationMs: number;
   diff?: string;
@@ -143,9 +148,10 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
   );
 
   const usage: AgentUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
+  const userUsage: AgentUsage | undefined = simulatedUser ? { promptTokens: 0, completionTokens: 0, cachedTokens: 0 } : undefined;
   let turns = 0;
   let outputBytes = 0;
-  let costUsd = input.pricing ? 0 : undefined;
+  let costUsd = input.pricing || input.userPricing ? 0 : undefined;
   const limitsHit: LimitKind[] = [];
 
   const messages: ChatMessage[] = [
@@ -183,6 +189,11 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
     try {
       const r = await simulatedUser.reply(text, AbortSignal.timeout(Math.max(1, deadline - now().getTime())));
       if (r.kind === 'gone') return { text: r.text, detail: { gone: true } };
+      // The user's tokens are spent too: kept apart from the policy's, and priced into the cost limit when priced.
+      userUsage!.promptTokens += r.usage.promptTokens;
+      userUsage!.completionTokens += r.usage.completionTokens;
+      userUsage!.cachedTokens += r.usage.cachedTokens ?? 0;
+      if (input.userPricing) costUsd = (costUsd ?? 0) + (r.usage.promptTokens * input.userPricing.promptPerMillion + r.usage.completionTokens * input.userPricing.completionPerMillion) / 1e6;
       return { text: r.text, detail: { turn: r.turn, ended: r.ended, model: r.model, usage: r.usage } };
     } catch (error) {
       throw new StopAttempt({
@@ -316,6 +327,7 @@ export async function runAgent(input: RunAgentInput): Promise<RunAgentResult> {
     stopReason,
     turns,
     usage,
+    ...(userUsage ? { userUsage } : {}),
     outputBytes,
     ...(costUsd !== undefined ? { costUsd } : {}),
     durationMs,

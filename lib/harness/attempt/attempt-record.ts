@@ -133,6 +133,8 @@ export const AttemptRecordSchema = z.object({
   usage: AttemptUsageSchema,
   /** Usage summed over every try, infrastructure errors included: what the endpoint was billed. */
   usageAllTries: AttemptUsageSchema,
+  /** The simulated user's model's tokens in the try that counted (tasks with a simulated user); not in `usage`. */
+  userUsage: AttemptUsageSchema.optional(),
   turns: z.number().int(),
   durationMs: z.number(),
   trajectoryKey: z.string().optional(),

@@ -83,6 +83,9 @@ export interface RunAttemptInput {
    * Never defaulted to `model`: the policy under test would write its own user's lines.
    */
   userModel?: ModelsPort;
+  /** The price of `model` and of `userModel` (dollars per million tokens), for the task's cost limit. */
+  pricing?: { promptPerMillion: number; completionPerMillion: number };
+  userPricing?: { promptPerMillion: number; completionPerMillion: number };
   /** Without a grader the attempt ends `ungraded` (its diff is stored for later grading). */
   grade?: AttemptGrader;
   retry?: Partial<AttemptRetryPolicy>;
@@ -224,6 +227,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<AttemptRecord>
     ...(last.stopReason ? { stopReason: last.stopReason } : {}),
     usage: last.usage,
     usageAllTries,
+    ...(final?.result.agent.userUsage ? { userUsage: final.result.agent.userUsage } : {}),
     turns: final?.result.agent.turns ?? 0,
     durationMs: prior.reduce((sum, t) => sum + t.durationMs, 0) + finishedAt.getTime() - startedAt.getTime(),
     ...(last.trajectoryKey ? { trajectoryKey: last.trajectoryKey } : {}),
@@ -288,6 +292,8 @@ async function runOneTry(
       ...(input.now ? { now: input.now } : {}),
       ...(task.behaviour ? { behaviour: task.behaviour } : {}),
       ...(input.userModel ? { userModel: input.userModel } : {}),
+      ...(input.pricing ? { pricing: input.pricing } : {}),
+      ...(input.userPricing ? { userPricing: input.userPricing } : {}),
     });
     let trajectoryKey: string;
     try {

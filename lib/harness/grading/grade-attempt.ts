@@ -28,6 +28,7 @@ import type { Trajectory } from '../trajectory/trajectory-schema.ts';
 import { detectIntegrityFlags } from '../integrity/detect-integrity-flags.ts';
 import { detectTrajectoryFlags } from '../integrity/detect-trajectory-flags.ts';
 import { evidenceText, VERDICT_TAMPERING_KINDS, type IntegrityFlag } from '../integrity/integrity-flag.ts';
+import { checksOf, checksTestCommand, readCheckResults } from './checks-command.ts';
 import type { DroppedFile } from './compiled-files.ts';
 import { decideVerdict } from './decide-verdict.ts';
 import { GradingSetupError } from './grading-setup-error.ts';
@@ -254,9 +255,12 @@ function renderLog(parts: { attemptId: string; task: Task; baseCommit?: string; 
 export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResult> {
   const t0 = Date.now();
   const { task } = input;
-  const testCommand = task.testCommand;
   // A task graded by a judge alone has no tests to run: grading it by tests is the caller's mistake, not the model's.
-  if (testCommand === undefined) throw new GradingSetupError(`task ${task.id} has no testCommand (grading.by is '${task.grading?.by ?? 'tests'}'): it cannot be graded by tests`);
+  if (task.testCommand === undefined) throw new GradingSetupError(`task ${task.id} has no testCommand (grading.by is '${task.grading?.by ?? 'tests'}'): it cannot be graded by tests`);
+  // A checks task (`checksTestCommand`) runs this version's command, whatever form was stored, and its outcomes come
+  // from the nonce-tagged result lines only (`readCheckResults`), never from a file the checked code could write.
+  const checks = checksOf(task.testCommand);
+  const testCommand = checks ? checksTestCommand(checks).testCommand : task.testCommand;
   const baseCommit = input.baseCommit ?? defaultBaseCommit(task);
   const prepared = await prepareGradingTree({
     sourceDir: input.sourceDir,
@@ -345,6 +349,7 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     });
     // The stream goes to stderr; a command that sends stderr elsewhere and prints it back (`2>&1 | tee log`) has it in
     // stdout. Lines without this run's nonce count for nothing (and are integrity failures).
+    if (checks) return await finishChecks({ input, checks, run, nonce, reportDir, common, tampering, expectedCollected, storeLog, t0, tree });
     const stream = parsePytestStream(`${run.stderr}\n${run.stdout}`, nonce);
     const baseFiles = await untouchedBaseFiles(input.sourceDir, tree.baseCommit, tree.touched, stream.located.map((l) => l.file));
     const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir, baseFiles }) : undefined;
@@ -402,4 +407,70 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
   } finally {
     await tree.cleanup();
   }
+}
+
+/**
+ * The verdict of a checks task: each check's outcome from its nonce-tagged result line (printed by the grading shell
+ * after the last check), nothing else. Every file in the report directory is planted (a check's pytest run may leave
+ * pytest's own JUnit file there; it is not read), as is a result line with another nonce: integrity failures.
+ */
+async function finishChecks(a: {
+  input: GradeAttemptInput;
+  checks: readonly string[];
+  run: TestRunOutput;
+  nonce: string;
+  reportDir: string;
+  common: Omit<GradeResult, 'passed' | 'reasons' | 'perTest' | 'collected' | 'expectedCollected' | 'counts' | 'applyMode' | 'reportFormats' | 'reportProblems' | 'exitCode' | 'timedOut' | 'durationMs'>;
+  tampering: string[];
+  expectedCollected: number | undefined;
+  storeLog: (text: string) => Promise<string | undefined>;
+  t0: number;
+  tree: { baseCommit?: string; applyMode: GradeResult['applyMode']; reverted: GradeResult['reverted']; agentTests: string[]; dropped: readonly DroppedFile[] };
+}): Promise<GradeResult> {
+  const { input, run, tree } = a;
+  const task = input.task;
+  const results = readCheckResults(run.stderr, a.nonce, a.checks.length);
+  const planted = [
+    ...results.forged,
+    ...run.reports
+      .filter((f) => f.name.startsWith(`${a.reportDir}/`) && f.name !== `${a.reportDir}/${PYTEST_JUNIT_FILE}`)
+      .map((f) => `report-planted: ${f.name.slice(a.reportDir.length + 1)} appeared in the report directory, which a checks task never writes`),
+  ].slice(0, 6);
+  for (const problem of planted) a.common.integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
+  const report: TestReport = {
+    format: 'junit-xml',
+    source: 'checks-stream',
+    tests: Object.entries(results.perTest)
+      .filter(([, o]) => o !== 'missing')
+      .map(([id, o]) => ({ id, outcome: o === 'passed' ? ('passed' as const) : ('failed' as const) })),
+  };
+  const verdict = decideVerdict({
+    failToPass: task.failToPass,
+    passToPass: task.passToPass,
+    reports: [report],
+    ...(a.expectedCollected !== undefined ? { expectedCollected: a.expectedCollected } : {}),
+  });
+  const channelProblems = planted.map((p) => `verdict-integrity: ${p}`);
+  const reasons = [...channelProblems, ...a.tampering, ...verdict.reasons];
+  if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
+  const integrityFailed = channelProblems.length > 0 || a.tampering.length > 0;
+  const key = await a.storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, dropped: tree.dropped, run, reasons }));
+  return {
+    ...a.common,
+    passed: reasons.length === 0,
+    reasons,
+    ...(integrityFailed ? { integrityFailed: true } : {}),
+    perTest: verdict.perTest,
+    collected: verdict.collected,
+    expectedCollected: verdict.expectedCollected,
+    counts: verdict.counts,
+    ...(key ? { logKey: key } : {}),
+    applyMode: tree.applyMode,
+    reportFormats: ['junit-xml'],
+    reportProblems: [],
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: Date.now() - a.t0,
+    channel: { kind: 'reports', sessions: 0, runners: [] },
+  };
 }

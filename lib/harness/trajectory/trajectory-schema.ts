@@ -139,6 +139,8 @@ export const OutcomeLineSchema = z.object({
   limitsHit: z.array(LimitHitSchema).default([]),
   turns: z.number().int(),
   usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), cachedTokens: z.number().int().default(0) }),
+  /** The simulated user's model's tokens (behavioural cases with a simulated user), apart from the policy's `usage`. */
+  userUsage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), cachedTokens: z.number().int().default(0) }).optional(),
   outputBytes: z.number().int(),
   costUsd: z.number().optional(),
   durationMs: z.number(),

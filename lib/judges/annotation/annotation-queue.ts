@@ -53,7 +53,8 @@ export interface EnqueueOptions {
  *
  * @example
  * const { item } = await enqueueAnnotation(ports, { subject: { kind: 'signal', signalKey: 'feedback:e1' }, reason: 'production-sample' });
- * @throws ValidationError naming the field (a label id of another subject kind, no criteria to ask for).
+ * @throws ValidationError naming the field (a label id of another subject kind, no criteria to ask for; `queue` for a
+ *   queue under a reserved prefix — `gold:` and `drift:` queues are filled only by `addToGoldSet` and the drift watch).
  */
 export async function enqueueAnnotation(
   ports: Pick<Ports, 'records' | 'blobs' | 'now'>,
@@ -64,6 +65,7 @@ export async function enqueueAnnotation(
   if (!parsed.success) throw new ValidationError('Invalid annotation item', toFieldIssues(parsed.error.issues));
   const { subject, reason } = parsed.data;
   const queue = parsed.data.queue ?? reason;
+  checkReservedQueue(queue, options);
   const asks = parsed.data.labels ?? (await defaultLabelIds(ports, subject));
   if (!asks) {
     throw new ValidationError('Name the labels to ask for', [{ path: 'labels', message: `the task rubric of ${subjectKey(subject)} could not be read: give the criteria ids` }]);
@@ -98,6 +100,25 @@ export async function enqueueAnnotation(
     return { item: stored, created: false };
   }
   return { item, created: true };
+}
+
+/** Queue prefixes only the gold sets and the drift watch write under: a posted item there would pose as gold. */
+export const RESERVED_QUEUE_PREFIXES = ['gold:', 'drift:'] as const;
+
+/**
+ * Throws naming `queue` for a reserved queue, unless the caller is the one that owns it: `gold:<set>` with
+ * `options.goldSet` = `<set>` (`addToGoldSet`), `drift:<judge>` with `options.judge` of that judge (the drift watch).
+ */
+function checkReservedQueue(queue: string, options: EnqueueOptions): void {
+  const prefix = RESERVED_QUEUE_PREFIXES.find((p) => queue.startsWith(p));
+  if (prefix === undefined) return;
+  const owner = queue.slice(prefix.length);
+  const owned = prefix === 'gold:' ? options.goldSet === owner : options.judge?.ref.name === owner;
+  if (!owned) {
+    throw new ValidationError(`Queue ${queue} is reserved: ${prefix === 'gold:' ? 'add to a gold set with { goldSet, subject }' : 'the drift watch fills it'}`, [
+      { path: 'queue', message: `the ${prefix} prefix is reserved` },
+    ]);
+  }
 }
 
 /** Throws naming `labels` when a label id belongs to another subject kind (a `preference` asked of a signal). */

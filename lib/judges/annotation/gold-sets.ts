@@ -120,7 +120,7 @@ export async function addToGoldSet(ports: Pick<Ports, 'records' | 'blobs' | 'now
 
 /**
  * A gold set's labelled items in the gold-item shape calibration reads (`labels`, and `secondLabels` on the
- * two-person slice), oldest first.
+ * two-person slice), oldest first. Only items added by `addToGoldSet` (`item.goldSet` is the set) count.
  *
  * @example
  * const gold = await readGoldItems(ports, 'fm-gold'); // GoldItem[]
@@ -128,7 +128,8 @@ export async function addToGoldSet(ports: Pick<Ports, 'records' | 'blobs' | 'now
 export async function readGoldItems(ports: Pick<Ports, 'records'>, name: string): Promise<GoldItem[]> {
   await getGoldSet(ports, name);
   const done = await listAllAnnotations(ports, { queue: goldSetQueue(name), status: 'done' });
-  return done.reverse().map(goldItemOf);
+  // Only items the gold set added (an item in its queue without `goldSet` was never added by `addToGoldSet`).
+  return done.filter((item) => item.goldSet === name).reverse().map(goldItemOf);
 }
 
 /** A done item as a gold item. */

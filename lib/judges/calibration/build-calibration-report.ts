@@ -5,12 +5,16 @@
  * consistency, the length-bias coefficient, cost and latency per verdict. Pure: same input and seed, same report.
  *
  * Pairing: an item counts for a label id when its gold labels and the judge's labels both have that id; a verdict the
- * judge did not give (voided, missing) leaves the item out of that id's statistics, so `n` is the number of pairs.
+ * judge did not give (voided, missing) leaves the item out of that id's statistics, so `n` is the number of pairs —
+ * and is counted as unanswered: each id records its gold items (`goldItems`) and the share answered (`coverage`), and
+ * the report the gold items, those with any verdict and the share (`coverage`), for the acceptance rule to refuse a
+ * judge that answered too few. Each id also records the share of bootstrap resamples on which kappa is defined.
  * Label ids are those of the gold items, in order of first appearance. When kappa is undefined (one and the same class
  * everywhere, scikit-learn's NaN) the criterion says why in `kappaUndefined` and its kappa and alpha read 0.
  * The human ceiling is kappa between `labels` and `secondLabels` on the items that have both for the id; it is left
- * out when no item has both, or when that kappa is undefined. Test–retest pools every label id both runs gave on a
- * gold item (labels compared within their id). Cost is the mean `costUsd` of the verdicts that report one; latency
+ * out when no item has both, or when that kappa is undefined. Test–retest: agreement pools every (item, label id)
+ * both runs gave; kappa is computed per label id and averaged over the ids where it is defined (pooling ids would
+ * mix their base rates: a coin-flip retest on two criteria would read 0.40), each id's figures in `perLabel`. Cost is the mean `costUsd` of the verdicts that report one; latency
  * p50/p95 interpolate linearly (numpy's default).
  */
 import { ValidationError } from '../../errors.ts';
@@ -101,9 +105,11 @@ function agreementFor(id: string, input: CalibrationInput, resamples: number, se
   const judge: string[] = [];
   const first: string[] = [];
   const second: string[] = [];
+  let goldItems = 0;
   for (const item of input.items) {
     const g = item.labels[id];
     if (g === undefined) continue;
+    goldItems++;
     const j = input.verdicts.get(item.id)?.labels[id];
     if (j !== undefined) {
       gold.push(g);
@@ -130,6 +136,9 @@ function agreementFor(id: string, input: CalibrationInput, resamples: number, se
     accuracy: accuracy(confusion) ?? 0,
     perClass: perClassMetrics(confusion),
     confusion,
+    goldItems,
+    coverage: goldItems === 0 ? 0 : n / goldItems,
+    bootstrapDefined: n === 0 ? 0 : (boot.kappa?.defined ?? 0) / resamples,
   };
   if (kappa === null) out.kappaUndefined = undefinedReason(p, n);
   if (first.length > 0) {
@@ -178,10 +187,13 @@ export function buildCalibrationReport(input: CalibrationInput): CalibrationRepo
     criteria: ids.map((id) => agreementFor(id, input, resamples, seed)),
   };
 
-  // Test–retest: every label id both runs gave on a gold item, pooled.
+  // Coverage: gold items the judge answered (a verdict with at least one label).
+  const answered = input.items.filter((item) => Object.keys(input.verdicts.get(item.id)?.labels ?? {}).length > 0).length;
+  report.coverage = { goldItems: input.items.length, answered, share: input.items.length === 0 ? 0 : answered / input.items.length };
+
+  // Test–retest: agreement over every (item, label id) both runs gave; kappa per label id, then averaged.
   if (input.retest !== undefined) {
-    const a: string[] = [];
-    const b: string[] = [];
+    const byId = new Map<string, { a: string[]; b: string[] }>();
     for (const item of input.items) {
       const first = input.verdicts.get(item.id);
       const again = input.retest.get(item.id);
@@ -189,14 +201,28 @@ export function buildCalibrationReport(input: CalibrationInput): CalibrationRepo
       for (const [id, label] of Object.entries(first.labels)) {
         const other = again.labels[id];
         if (other === undefined) continue;
-        a.push(`${id}\u0000${label}`);
-        b.push(`${id}\u0000${other}`);
+        let runs = byId.get(id);
+        if (!runs) byId.set(id, (runs = { a: [], b: [] }));
+        runs.a.push(label);
+        runs.b.push(other);
       }
     }
-    if (a.length > 0) {
-      const same = a.reduce((s, v, i) => s + (v === b[i] ? 1 : 0), 0);
-      const p = pair(a, b);
-      report.testRetest = { n: a.length, agreement: same / a.length, kappa: kappaFromCounts(p.counts, p.labels.length) };
+    if (byId.size > 0) {
+      let n = 0;
+      let same = 0;
+      const kappas: number[] = [];
+      const perLabel: Record<string, { n: number; agreement: number; kappa: number | null }> = {};
+      for (const [id, { a, b }] of byId) {
+        const agreeing = a.reduce((s, v, i) => s + (v === b[i] ? 1 : 0), 0);
+        const p = pair(a, b);
+        const kappa = kappaFromCounts(p.counts, p.labels.length);
+        if (kappa !== null) kappas.push(kappa);
+        perLabel[id] = { n: a.length, agreement: agreeing / a.length, kappa };
+        n += a.length;
+        same += agreeing;
+      }
+      const kappa = kappas.length === 0 ? null : kappas.reduce((s, k) => s + k, 0) / kappas.length;
+      report.testRetest = { n, agreement: same / n, kappa, perLabel };
     }
   }
 

@@ -15,6 +15,7 @@
  * const text = await runners.textOf({ kind: 'signal', signalKey: 'feedback:e1' });
  */
 import { z } from 'zod';
+import { STAGES, type JudgeModelPrice, type StageName } from '../../config/stages.ts';
 import { ValidationError } from '../../errors.ts';
 import { getAttemptRecordByKey } from '../annotation/attempt-lookup.ts';
 import { failureModeJudgeRunner } from '../calibrate-judge.ts';
@@ -33,12 +34,25 @@ export const REWARD_MODEL_PREFIX = 'reward-model:';
 /** Characters of a subject a student reads. */
 export const SUBJECT_TEXT_CHARS = 8_000;
 
-export interface ModelPrice {
-  /** Matches a judge's `model` that starts with it (`openai:coder-7b@`, `bedrock:`). The longest match wins. */
-  prefix: string;
-  usdPerVerdict?: number;
-  /** For a served endpoint: its cost per second busy (a GPU's hourly price / 3600). */
-  usdPerSecond?: number;
+/** A model's price: `prefix` matches a judge's `model` that starts with it (the longest wins); per verdict or per second busy. */
+export type ModelPrice = JudgeModelPrice;
+
+/** The variable the derive step and judges/api read prices from (the stacks set it from the stage's `judges.pricing`). */
+export const JUDGE_PRICING_ENV = 'FLYWHEEL_JUDGE_PRICING';
+
+/**
+ * The environment that carries a stage's judge prices to a function (`{}` when the stage lists none).
+ *
+ * @example
+ * for (const [name, value] of Object.entries(judgePricingEnvironment(settings.judges.pricing))) fn.addEnvironment(name, value);
+ */
+export function judgePricingEnvironment(pricing: readonly JudgeModelPrice[]): Record<string, string> {
+  return pricing.length > 0 ? { [JUDGE_PRICING_ENV]: JSON.stringify(pricing) } : {};
+}
+
+/** Whether `model` has a price in `settings` (a reward model always has: the CPU it runs on). */
+export function hasPrice(settings: DeriveSettings, model: string): boolean {
+  return verdictCost(settings, model, 1000) !== undefined;
 }
 
 export interface DeriveSettings {
@@ -70,17 +84,20 @@ export const DEFAULT_DERIVE_SETTINGS: DeriveSettings = {
 
 /**
  * The settings from the environment: `FLYWHEEL_JUDGE_PRICING` (JSON array of `{ prefix, usdPerVerdict?,
- * usdPerSecond? }`), `FLYWHEEL_DERIVE_EPOCHS`, `FLYWHEEL_DERIVE_MAX_PRODUCTION_ITEMS`.
+ * usdPerSecond? }`; unset: the `judges.pricing` of the stage `FLYWHEEL_STAGE` names, if any),
+ * `FLYWHEEL_DERIVE_EPOCHS`, `FLYWHEEL_DERIVE_MAX_PRODUCTION_ITEMS`.
  *
  * @example
  * deriveSettingsFromEnv({ FLYWHEEL_JUDGE_PRICING: '[{"prefix":"bedrock:","usdPerVerdict":0.002}]' });
  */
 export function deriveSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): DeriveSettings {
-  let pricing: ModelPrice[] = [];
-  if (env.FLYWHEEL_JUDGE_PRICING) {
+  const stage = env.FLYWHEEL_STAGE;
+  let pricing: ModelPrice[] = stage && Object.hasOwn(STAGES, stage) ? [...STAGES[stage as StageName].judges.pricing] : [];
+  const raw = env[JUDGE_PRICING_ENV];
+  if (raw) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(env.FLYWHEEL_JUDGE_PRICING);
+      parsed = JSON.parse(raw);
     } catch {
       parsed = undefined;
     }

@@ -9,10 +9,15 @@
  */
 import { NotFoundError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
+import { firstIssue } from '../../shared/field-issues.ts';
+import { MalformedRecordError } from '../../shared/record-codec.ts';
 import { derivationIdOf } from '../workflow/derive-steps.ts';
 import { derivationRecord } from './record-codecs.ts';
 import { derivationKeys } from './record-keys.ts';
 import { DerivationReportSchema, type Derivation, type DerivationReport } from './schemas.ts';
+
+/** What a malformed report is called in its error (`Flywheel.MalformedRecord`, the blob key in place of `pk`). */
+const REPORT_KIND = 'judge derivation report';
 
 /** A derivation and its report (absent until it finished). Throws `Flywheel.NotFoundError` for an unknown one. */
 export async function getDerivation(ports: Pick<Ports, 'records' | 'blobs'>, which: { derivationId: string } | { checkpointId: string }): Promise<{ derivation: Derivation; report?: DerivationReport }> {
@@ -21,8 +26,30 @@ export async function getDerivation(ports: Pick<Ports, 'records' | 'blobs'>, whi
   const derivation = derivationRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
   if (!derivation) throw new NotFoundError(`No judge derivation ${id}`);
   const bytes = derivation.reportKey ? await ports.blobs.get(derivation.reportKey) : undefined;
-  const report = bytes ? DerivationReportSchema.parse(JSON.parse(Buffer.from(bytes).toString('utf8'))) : undefined;
+  const report = bytes ? parseDerivationReport(bytes, derivation.reportKey!) : undefined;
   return { derivation, ...(report ? { report } : {}) };
+}
+
+/**
+ * A stored `report.json` read back: its schema checked, or `Flywheel.MalformedRecord` naming the blob and the first
+ * bad field (`''` when it is not JSON), never a bare parse error.
+ *
+ * @example
+ * const report = parseDerivationReport(await blobs.get(key), key);
+ */
+export function parseDerivationReport(bytes: Uint8Array, key: string): DerivationReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch (error) {
+    throw new MalformedRecordError(REPORT_KIND, key, '', '', `not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const parsed = DerivationReportSchema.safeParse(value);
+  if (!parsed.success) {
+    const { path, message } = firstIssue(parsed.error);
+    throw new MalformedRecordError(REPORT_KIND, key, '', path, message);
+  }
+  return parsed.data;
 }
 
 /** Derivations, newest first (one page; `cursor` pages on). */

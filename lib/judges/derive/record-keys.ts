@@ -22,7 +22,6 @@ export const derivationKeys = {
 
 export const derivationBlobs = {
   prefix: (id: string, name: string) => `judges/derivations/${id}/${name}`,
-  goldVerdicts: (id: string, name: string) => `judges/derivations/${id}/${name}/gold-verdicts.jsonl`,
   teacher: (id: string, name: string) => `judges/derivations/${id}/${name}/teacher.jsonl`,
   holdout: (id: string, name: string) => `judges/derivations/${id}/${name}/teacher-holdout.jsonl`,
   model: (id: string, name: string) => `judges/derivations/${id}/${name}/model`,

@@ -30,6 +30,9 @@ export const DerivedJudgeSchema = z.object({
   teacher: TeacherAgreementSchema.optional(),
   costPerVerdictUsd: z.number().optional(),
   decision: Decision.optional(),
+  /** The distilled judge: teacher verdicts it trained on, and gold items (none of them trained on) it was calibrated on. */
+  trainedOn: z.number().int().nonnegative().optional(),
+  calibratedOn: z.number().int().nonnegative().optional(),
 });
 export type DerivedJudge = z.infer<typeof DerivedJudgeSchema>;
 
@@ -45,6 +48,11 @@ export const DerivationJudgeSchema = z.object({
   prompted: DerivedJudgeSchema.optional(),
   /** The student's form: one probability per label, or Bradley–Terry on pairs. */
   studentKind: z.enum(['pointwise', 'pairwise']).optional(),
+  /**
+   * The teacher's verdicts the student learnt from: on unlabelled production items only (`production`, of which `train`
+   * trained it and `holdout` measure it against its teacher). The `gold` items are never trained on: the student is
+   * calibrated against people on all of them (`distilled.calibratedOn`).
+   */
   teacherItems: z.object({ gold: z.number().int(), production: z.number().int(), train: z.number().int(), holdout: z.number().int() }).optional(),
   distilled: DerivedJudgeSchema.optional(),
   /** Why this judge's derivation stopped early (a step's error after its retries). */
@@ -52,6 +60,9 @@ export const DerivationJudgeSchema = z.object({
   updatedAt: z.string(),
 });
 export type DerivationJudge = z.infer<typeof DerivationJudgeSchema>;
+
+/** A warning of a derivation: the judge name (or the checkpoint, for the top model) and what it means. */
+export const DerivationWarningSchema = z.object({ name: z.string(), message: z.string() });
 
 export const DerivationSchema = z.object({
   kind: z.literal('derivation'),
@@ -62,6 +73,8 @@ export const DerivationSchema = z.object({
   judges: z.array(z.object({ name: z.string(), goldSet: z.string() })),
   /** Judge names left out, and why (no gold set, no runner for the kind, no endpoint). */
   skipped: z.array(z.object({ name: z.string(), reason: z.string() })),
+  /** What keeps a planned judge's candidates from promotion whatever they measure (a model with no price). */
+  warnings: z.array(DerivationWarningSchema).optional(),
   status: z.enum(['running', 'finished']),
   createdAt: z.string(),
   finishedAt: z.string().optional(),
@@ -77,6 +90,7 @@ export const DerivationReportSchema = z.object({
   model: z.string().optional(),
   createdAt: z.string(),
   finishedAt: z.string(),
+  warnings: z.array(DerivationWarningSchema).optional(),
   skipped: z.array(z.object({ name: z.string(), reason: z.string() })),
   judges: z.array(DerivationJudgeSchema.omit({ kind: true })),
   promoted: z.array(JudgeRefSchema),

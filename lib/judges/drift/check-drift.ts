@@ -1,6 +1,9 @@
 /**
  * The drift check of a judge: kappa between the judge and people on a rolling window of the newest (judge, person)
- * pairs of its promoted version, per label id, against the kappa of its latest calibration report. A label whose
+ * `production-sample` pairs of its promoted version (the unbiased sample of its verdicts, `watch-verdicts.ts`), per
+ * label id, against the kappa of its latest calibration report. Disagreement pairs (queued because the user
+ * disagreed) never enter the kappa — they are the judge's worst cases, and a sound judge's kappa over them is near 0 —
+ * they are reported apart: how many of the newest `window`, and the share where the person sided with the user. A label whose
  * window kappa falls more than `maxDrop` below its calibration estimate (with at least `minN` pairs and a defined
  * kappa) is a drop: people are told (`lib/people/notify.ts`) and the version is demoted (the registry's
  * `demoteJudge`), once — a version already demoted is not demoted or announced again.
@@ -10,6 +13,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
+import type { AnnotationReason } from '../annotation/annotation-item.ts';
 import { notifyPeople, type NotifyOptions } from '../../people/notify.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { toFieldIssues } from '../../shared/field-issues.ts';
@@ -46,13 +50,26 @@ export interface LabelDrift {
   dropped: boolean;
 }
 
+/** The labelled disagreements (judge found nothing wrong, user thumbs-down) among the newest `window`, reported apart. */
+export interface DisagreementSummary {
+  /** Labelled disagreement pairs read (the newest, at most `window`). */
+  pairs: number;
+  /**
+   * Of those, the share where the person sided with the user: the person's labels differ from the judge's on a label
+   * id both gave (the person found what the judge missed). `null` with no pairs.
+   */
+  agreedWithUser: number | null;
+}
+
 export interface DriftCheck {
   judge: string;
   /** The version checked; absent when none is promoted. */
   ref?: JudgeRef;
   status: 'ok' | 'dropped' | 'no-promoted-version' | 'no-calibration' | 'too-few-pairs';
-  /** Pairs in the window. */
+  /** `production-sample` pairs in the window (the only pairs the kappa is computed on). */
   pairs: number;
+  /** The labelled disagreements, apart from the kappa; absent when no version was checked. */
+  disagreements?: DisagreementSummary;
   labels: LabelDrift[];
   reason: string;
   demoted: boolean;
@@ -87,9 +104,13 @@ export async function checkDrift(
     }
     throw error;
   }
-  const pairs = await windowPairs(ports, ref, window);
-  const calibration = await latestCalibration(ports, ref);
-  const base = { judge: name, ref, pairs: pairs.length, demoted: false, notified: false, ...(calibration ? { calibration: calibration.id } : {}) };
+  const [pairs, disagreementPairs, calibration] = await Promise.all([
+    windowPairs(ports, ref, 'production-sample', window),
+    windowPairs(ports, ref, 'disagreement', window),
+    latestCalibration(ports, ref),
+  ]);
+  const disagreements = summariseDisagreements(disagreementPairs);
+  const base = { judge: name, ref, pairs: pairs.length, disagreements, demoted: false, notified: false, ...(calibration ? { calibration: calibration.id } : {}) };
   if (!calibration) {
     return { ...base, status: 'no-calibration', labels: labelsWithoutBaseline(pairs), reason: `${judgeRefString(ref)} has no calibration report to compare with` };
   }
@@ -112,7 +133,9 @@ export async function checkDrift(
       ...base,
       status: judged ? 'ok' : 'too-few-pairs',
       labels,
-      reason: judged ? `agreement with people holds over the newest ${pairs.length} pairs` : `no label id has ${minN} pairs with a defined kappa yet (${pairs.length} pairs)`,
+      reason: judged
+        ? `agreement with people holds over the newest ${pairs.length} sampled pairs`
+        : `no label id has ${minN} sampled pairs with a defined kappa yet (${pairs.length} pairs)`,
     };
   }
   const reason = `agreement with people dropped (drift watch): ${drops.join('; ')}`;
@@ -125,7 +148,12 @@ export async function checkDrift(
         id: `judge.drift:${judgeRefString(ref)}`,
         severity: 'alert',
         title: `Judge ${judgeRefString(ref)} demoted: its agreement with people dropped`,
-        text: [`Over the newest ${pairs.length} verdicts people labelled:`, ...drops.map((d) => `• ${d}`), `Calibration report: ${calibration.id} (gold set ${calibration.goldSet}).`].join('\n'),
+        text: [
+          `Over the newest ${pairs.length} sampled verdicts people labelled:`,
+          ...drops.map((d) => `• ${d}`),
+          `Disagreements with users labelled: ${disagreements.pairs}${disagreements.agreedWithUser !== null ? ` (people sided with the user on ${(100 * disagreements.agreedWithUser).toFixed(0)}%)` : ''}.`,
+          `Calibration report: ${calibration.id} (gold set ${calibration.goldSet}).`,
+        ].join('\n'),
         fields: { judge: judgeRefString(ref), window, maxDrop, minN },
       },
       notify,
@@ -135,10 +163,23 @@ export async function checkDrift(
   return { ...base, status: 'dropped', labels, reason, demoted: changed, notified };
 }
 
-/** The newest `window` pairs of a version, oldest first. */
-async function windowPairs(ports: Pick<Ports, 'records'>, ref: JudgeRef, window: number): Promise<DriftPair[]> {
-  const page = await ports.records.query({ partition: driftKeys.pairs(ref), sort: { beginsWith: driftKeys.pairPrefix }, descending: true, limit: window });
+/** The newest `window` pairs of a version queued for `reason`, oldest first. */
+async function windowPairs(ports: Pick<Ports, 'records'>, ref: JudgeRef, reason: AnnotationReason, window: number): Promise<DriftPair[]> {
+  const page = await ports.records.query({
+    index: 'gsi1',
+    partition: driftKeys.pairsByReason(ref, reason),
+    sort: { beginsWith: driftKeys.pairPrefix },
+    descending: true,
+    limit: window,
+  });
   return page.items.map((i) => driftPairRecord.decode(i)).reverse();
+}
+
+/** How many disagreement pairs, and the share where the person's labels differ from the judge's (sided with the user). */
+function summariseDisagreements(pairs: readonly DriftPair[]): DisagreementSummary {
+  if (pairs.length === 0) return { pairs: 0, agreedWithUser: null };
+  const sided = pairs.filter((p) => Object.entries(p.personLabels).some(([id, label]) => p.judgeLabels[id] !== undefined && p.judgeLabels[id] !== label)).length;
+  return { pairs: pairs.length, agreedWithUser: sided / pairs.length };
 }
 
 /** Per label id, the (judge, person) label pairs in time order. */

@@ -33,6 +33,7 @@ export async function labelAnnotationAndWatch(
     personLabels: item.labels,
     annotator: item.annotator,
     labelledAt: item.labelledAt,
+    userDisagreed: item.judge.fine && item.judge.userRating === 'down',
   });
   try {
     return { item, drift: await checkDrift(ports, item.judge.ref.name, options.drift ?? {}, options.notify ?? {}) };

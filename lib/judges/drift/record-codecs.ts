@@ -14,13 +14,15 @@ export const DriftPairSchema = z.object({
   personLabels: z.record(z.string(), z.string()),
   annotator: z.string(),
   labelledAt: z.string(),
+  /** The user disagreed with the judge on this verdict (the judge found nothing wrong, the user gave a thumbs-down). */
+  userDisagreed: z.boolean().optional(),
 });
 export type DriftPair = z.infer<typeof DriftPairSchema>;
 
 export const driftPairRecord = defineRecordCodec({
   kind: 'drift pair',
   schema: DriftPairSchema,
-  keys: (p) => driftKeys.pair(p.judge, p.labelledAt, p.itemId),
+  keys: (p) => driftKeys.pair(p.judge, p.labelledAt, p.itemId, p.reason),
 });
 
 /** Where the local drift watch has read the event log up to. */

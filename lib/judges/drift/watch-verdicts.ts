@@ -1,8 +1,11 @@
 /**
- * The drift watch's intake: every `judge.verdict` (a production verdict of a judge) is looked at once. A verdict the
- * user disagreed with (the judge found nothing wrong, the user gave a thumbs-down) is ALWAYS queued for people
- * (`disagreement`); of the others a deterministic share is (`production-sample`, by hash of judge and subject,
- * default 5%). The judge's labels are stored with the item, so a person's labels can be set beside them.
+ * The drift watch's intake: every `judge.verdict` (a production verdict of a judge) is looked at once. A
+ * deterministic share of ALL verdicts is queued as `production-sample` (by hash of judge and subject, default 5%,
+ * disagreements included): an unbiased sample, the only pairs the rolling kappa is computed on. A verdict the user
+ * disagreed with (the judge found nothing wrong, the user gave a thumbs-down) outside the sample is still ALWAYS queued
+ * (`disagreement`), for people to look at and for the drift check to report apart — never in the kappa, as they would
+ * drag a sound judge's kappa far below its calibration. The judge's labels are stored with the item, so a person's
+ * labels can be set beside them.
  */
 import { ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
@@ -17,7 +20,7 @@ import { driftQueue } from './record-keys.ts';
 export const DEFAULT_SAMPLE_FRACTION = 0.05;
 
 export interface WatchOptions {
-  /** Share of agreeing verdicts queued (0–1). Default 0.05. */
+  /** Share of all verdicts queued as the unbiased sample (0–1). Default 0.05. */
   sampleFraction?: number;
 }
 
@@ -29,7 +32,7 @@ export function isDisagreement(detail: Pick<JudgeVerdictDetail, 'fine' | 'userRa
 }
 
 /**
- * Queues a production verdict for people when it is a disagreement or falls in the sample.
+ * Queues a production verdict for people when it falls in the sample or is a disagreement.
  *
  * @example
  * await watchVerdict(ports, detail); // { outcome: 'disagreement', item }
@@ -46,10 +49,12 @@ export async function watchVerdict(
   if (!parsed.success) throw new ValidationError('Invalid judge.verdict detail', toFieldIssues(parsed.error.issues, 'detail'));
   const detail = parsed.data;
   const fraction = options.sampleFraction ?? DEFAULT_SAMPLE_FRACTION;
-  const outcome: WatchOutcome = isDisagreement(detail)
-    ? 'disagreement'
-    : inFraction(`${judgeRefString(detail.judge)}\n${subjectKey(detail.subject)}`, fraction)
-      ? 'production-sample'
+  // The sample is drawn first, over every verdict: a disagreement in the sample is a sample item (so the sample stays
+  // unbiased); one outside it is queued as a disagreement.
+  const outcome: WatchOutcome = inFraction(`${judgeRefString(detail.judge)}\n${subjectKey(detail.subject)}`, fraction)
+    ? 'production-sample'
+    : isDisagreement(detail)
+      ? 'disagreement'
       : 'skipped';
   if (outcome === 'skipped') return { outcome };
   const labels = Object.keys(detail.labels);

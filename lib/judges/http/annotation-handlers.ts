@@ -5,15 +5,16 @@
 import { z } from 'zod';
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { JsonApiEvent } from '../../api/middlewares/http-event.ts';
-import { ValidationError } from '../../errors.ts';
+import { ConflictError, ValidationError } from '../../errors.ts';
 import { createModel } from '../../models/create-model.ts';
-import { JUDGE_MODEL_ENV, ModelNotConfiguredError } from '../../modes/modes-models.ts';
+import { JUDGE_MODEL_ENV } from '../../modes/modes-models.ts';
 import { notifyOptionsFromEnv } from '../../people/notify.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
+import { canonicalJson } from '../../shared/canonical-json.ts';
 import { toFieldIssues } from '../../shared/field-issues.ts';
 import { listAnnotations } from '../annotation/annotation-queue.ts';
-import { createGoldSet, getGoldSet, postAnnotation, showGoldSet } from '../annotation/gold-sets.ts';
+import { addToGoldSet, createGoldSet, getGoldSet, GoldSetRequest, postAnnotation, showGoldSet } from '../annotation/gold-sets.ts';
 import { calibrateJudge, failureModeJudgeRunner } from '../calibrate-judge.ts';
 import { defaultJudgeRunners, deriveSettingsFromEnv } from '../derive/judge-runners.ts';
 import { checkDrift } from '../drift/check-drift.ts';
@@ -57,9 +58,48 @@ export function makePostAnnotationLabelsHandler(ports: Ports): HttpApiHandler {
   });
 }
 
-/** `POST /v1/gold-sets` `{ name, judge, labels, twoPersonFraction?, description?, subjects? }`: 201. */
+/** Subjects one `POST /v1/gold-sets` may add: each is a few record writes, and the request must finish well within the API's timeout. */
+export const GOLD_SET_SUBJECTS_PER_REQUEST = 100;
+
+/** What makes two gold-set requests the same set: its judge, label ids, two-person share and description. */
+function goldSetDefinition(set: { judge: string; labels: readonly string[]; twoPersonFraction: number; description?: string | undefined }): string {
+  return canonicalJson({ judge: set.judge, labels: [...new Set(set.labels)].sort(), twoPersonFraction: set.twoPersonFraction, description: set.description ?? null });
+}
+
+/**
+ * `POST /v1/gold-sets` `{ name, judge, labels, twoPersonFraction?, description?, subjects? }`: 201 with the set and
+ * how many subjects were queued. At most `GOLD_SET_SUBJECTS_PER_REQUEST` subjects per request (a 400 naming
+ * `subjects` beyond: send the rest in later requests). Resumable: posting a set that exists with the same definition
+ * (judge, labels, two-person share, description) queues the subjects not queued yet and answers 200 (a retry after a
+ * timeout finishes the job); a different definition under the name is a 409.
+ *
+ * @example
+ * // POST /v1/gold-sets { name: 'fm-gold', judge: 'fm-judge', labels: ['mode:scope-calibration'], subjects: first100 } → 201 { added: 100 }
+ * // POST /v1/gold-sets { name: 'fm-gold', judge: 'fm-judge', labels: ['mode:scope-calibration'], subjects: next100 } → 200 { added: 100 }
+ */
 export function makePostGoldSetHandler(ports: Ports): HttpApiHandler {
-  return httpApi(async (event) => ({ statusCode: 201, body: await createGoldSet(ports, event.jsonBody) }), { jsonBodyMaxBytes: ANNOTATION_BODY_LIMIT });
+  return httpApi(
+    async (event) => {
+      const body = event.jsonBody as { subjects?: unknown } | undefined;
+      if (Array.isArray(body?.subjects) && body.subjects.length > GOLD_SET_SUBJECTS_PER_REQUEST) {
+        throw new ValidationError(`At most ${GOLD_SET_SUBJECTS_PER_REQUEST} subjects per request; post the rest with the same definition again`, [
+          { path: 'subjects', message: `at most ${GOLD_SET_SUBJECTS_PER_REQUEST} per request (got ${body.subjects.length})` },
+        ]);
+      }
+      try {
+        return { statusCode: 201, body: await createGoldSet(ports, event.jsonBody) };
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+        // The name exists: the same definition again (a retry, or the next batch of subjects) adds what is not queued yet.
+        const request = GoldSetRequest.parse(event.jsonBody); // createGoldSet validated it before it found the name taken
+        const existing = await getGoldSet(ports, request.name);
+        if (goldSetDefinition(existing) !== goldSetDefinition(request)) throw error;
+        const added = request.subjects && request.subjects.length > 0 ? (await addToGoldSet(ports, request.name, { subjects: request.subjects })).added : 0;
+        return { statusCode: 200, body: { goldSet: existing, added } };
+      }
+    },
+    { jsonBodyMaxBytes: ANNOTATION_BODY_LIMIT },
+  );
 }
 
 /** `GET /v1/gold-sets/{name}`: the set, its pending and done counts and the two-person slice. */
@@ -84,8 +124,9 @@ const SUBJECT_KIND_OF_JUDGE: Partial<Record<JudgeKind, Subject['kind']>> = { rub
  * `POST /v1/judges/{name}/calibrate` `{ goldSet, version?, … }`: runs the judge over the gold set and stores the
  * report (200 with it). Every kind: rubric judges on gold sets of attempts, pairwise judges on pairs (each pair judged
  * again swapped), failure-mode judges on signals, reward models; a gold set of another subject kind is a 400 naming
- * `kind`. A prompted judge's model is the one the judge's definition names, or the configured judge model
- * (`FLYWHEEL_JUDGE_MODEL`) when that is not a model spec (503 when neither is).
+ * `kind`. A prompted judge runs the model its definition names (`judgeModelOf`): a version whose model is not a
+ * runnable spec is a 400 naming `model`. Calibration over HTTP suits small gold sets (the API's timeout bounds it);
+ * large ones go through the derivation workflow or `flywheel judges calibrate` against the local runtime.
  */
 export function makeCalibrateJudgeHandler(ports: Ports): HttpApiHandler {
   return httpApi(
@@ -122,13 +163,33 @@ export function makeCalibrateJudgeHandler(ports: Ports): HttpApiHandler {
   );
 }
 
-function judgeModelOf(spec: string): ModelsPort {
+/**
+ * The model a judge version's definition names, built here: the configured judge model (`FLYWHEEL_JUDGE_MODEL`)
+ * when the definition names that spec (or that model's id), else one built from the definition's spec. A version
+ * whose model this deployment cannot run is refused (400 naming `model`): a report is stored under the version, so it
+ * must come from the model the version's hash names, never from a stand-in.
+ */
+export function judgeModelOf(spec: string, env: NodeJS.ProcessEnv = process.env): ModelsPort {
+  const configured = env[JUDGE_MODEL_ENV]?.trim();
+  if (configured) {
+    const model = configured === spec ? createModel(configured, { env }) : undefined;
+    if (model) return model;
+    try {
+      const envModel = createModel(configured, { env });
+      if (envModel.id === spec) return envModel;
+    } catch {
+      // A configured spec that is not runnable does not make the definition's model runnable either.
+    }
+  }
   try {
-    return createModel(spec, { env: process.env });
-  } catch {
-    const configured = process.env[JUDGE_MODEL_ENV]?.trim();
-    if (!configured) throw new ModelNotConfiguredError('Calibrating a judge', JUDGE_MODEL_ENV);
-    return createModel(configured, { env: process.env });
+    return createModel(spec, { env });
+  } catch (error) {
+    throw new ValidationError(`This judge version's model ${JSON.stringify(spec)} cannot be run here: calibrate a version whose model is a model spec`, [
+      {
+        path: 'model',
+        message: `not a runnable model spec (openai:<model>@<baseUrl> or bedrock:<modelId>)${configured ? ` nor the configured ${JUDGE_MODEL_ENV}` : ''}: ${(error as Error).message}`.slice(0, 500),
+      },
+    ]);
   }
 }
 

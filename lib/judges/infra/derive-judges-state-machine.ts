@@ -16,6 +16,8 @@ import type { RecordsTable } from '../../constructs/records-table.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { CHECKPOINT_REGISTERED } from '../../registry/register-checkpoint.ts';
+import { judgePricingEnvironment } from '../derive/judge-runners.ts';
+import { TRAINER_JOB_ATTEMPTS } from '../workflow/derive-retry-policies.ts';
 import { DERIVE_STEP_TIMEOUT_SECONDS, DERIVE_WORKFLOW, deriveJudgesDefinition, TRAINER_JOB_TIMEOUT_SECONDS } from '../workflow/derive-judges.asl.ts';
 
 /** The trainer's exit code for data it cannot train on (`flywheel_trainer/__main__.py`): no retry helps. */
@@ -80,7 +82,7 @@ export class DeriveJudgesStateMachine extends Construct {
       environment: { FLYWHEEL_BUCKET: props.blobs.bucket.bucketName },
       logGroup: props.jobLogs,
       attemptTimeout: Duration.seconds(TRAINER_JOB_TIMEOUT_SECONDS),
-      attempts: 2,
+      attempts: TRAINER_JOB_ATTEMPTS,
       badInputExitCode: TRAINER_BAD_INPUT_EXIT_CODE,
       description: 'Trainer: a small reward model distilled from a judge',
     });
@@ -92,7 +94,8 @@ export class DeriveJudgesStateMachine extends Construct {
       settings,
       timeout: Duration.seconds(DERIVE_STEP_TIMEOUT_SECONDS),
       memorySize: 1024,
-      environment: props.environment,
+      // The stage's judge prices: without them no derived judge can be shown cheaper, so none is promoted.
+      environment: { ...props.environment, ...judgePricingEnvironment(settings.judges.pricing) },
       description: `Flywheel judge derivation steps (${settings.stage})`,
     })
       .readWriteRecords(props.records)

@@ -93,8 +93,42 @@ export async function writeHeadOver(records: RecordsPort, read: JudgeHead | unde
   return written;
 }
 
+/** The stored item's attribute that changes on every write of a version record (kept out of the API's view). */
+const VERSION_REVISION = 'versionRevision';
+
+/** A version record as read for a conditional update: the record and the revision it was stored with. */
+export interface VersionRead {
+  record: JudgeVersionRecord;
+  revision: string | undefined;
+}
+
+export async function readVersionForUpdate(records: RecordsPort, ref: JudgeRef): Promise<VersionRead | undefined> {
+  const k = judgeKeys.version(ref.name, ref.version);
+  const item = await records.get(k.pk, k.sk);
+  const record = judgeVersionRecord.decodeIfPresent(item);
+  if (!record || !item) return undefined;
+  const revision = item[VERSION_REVISION];
+  return { record, revision: typeof revision === 'string' ? revision : undefined };
+}
+
+export async function requireVersionForUpdate(records: RecordsPort, ref: JudgeRef): Promise<VersionRead> {
+  const v = await readVersionForUpdate(records, ref);
+  if (!v) throw new JudgeNotFoundError(judgeRefString(ref));
+  return v;
+}
+
+/**
+ * Writes a version record over the one that was read (`unchanged` on its revision): false when another writer changed
+ * it first (a retirement, a demotion), and the caller reads again and decides again.
+ */
+export async function writeVersionOver(records: RecordsPort, read: VersionRead, next: JudgeVersionRecord): Promise<boolean> {
+  const { written } = await records.put({ ...judgeVersionRecord.encode(next), [VERSION_REVISION]: randomUUID() }, { condition: { kind: 'unchanged', field: VERSION_REVISION, value: read.revision } });
+  return written;
+}
+
+/** Writes a version record unconditionally (a new revision, so conditional writers that read it before lose). */
 export async function writeVersion(records: RecordsPort, v: JudgeVersionRecord): Promise<void> {
-  await records.put(judgeVersionRecord.encode(v));
+  await records.put({ ...judgeVersionRecord.encode(v), [VERSION_REVISION]: randomUUID() });
 }
 
 /** Attempts at a conditional head write before giving up with a conflict. */

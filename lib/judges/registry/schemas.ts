@@ -30,6 +30,7 @@ export const JudgeIdentitySchema = z.object({
   outputSchemaHash: z.string(),
   decoding: DecodingSchema,
   taxonomyVersion: z.number().int().optional(),
+  derivedFrom: z.object({ checkpoint: z.string().optional(), teacher: z.string().optional() }).optional(),
 });
 
 export const AcceptanceDecisionSchema = z.object({ accepted: z.boolean(), reasons: z.array(z.string()) });

@@ -19,9 +19,9 @@ import {
   noRetry,
   retrier,
   TRAINER_CLIENT_ERRORS,
-  TRAINER_JOB_RETRY,
   TRAINER_SUBMIT_ERRORS,
   TRAINER_SUBMIT_RETRY,
+  TRAINER_TASK_FAILED_ERRORS,
 } from './derive-retry-policies.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -111,7 +111,8 @@ export function deriveJudgesDefinition(arns: DeriveDefinitionArns): AslDefinitio
         Comment: 'The distilled judge: the trainer image learns a small reward model from the teacher’s verdicts (waits: .sync)',
         Resource: 'arn:aws:states:::batch:submitJob.sync',
         Parameters: {
-          'JobName.$': "States.Format('{}-{}', $.derivationId, $.name)",
+          // Made by collect-teacher (`trainerJobName`): [A-Za-z0-9_-], at most 128, unique per derivation and judge.
+          'JobName.$': '$.teacher.trainer.jobName',
           JobQueue: arns.cpuJobQueue,
           JobDefinition: arns.trainerJobDefinition,
           ShareIdentifier: DERIVE_SHARE_IDENTIFIER,
@@ -120,7 +121,8 @@ export function deriveJudgesDefinition(arns: DeriveDefinitionArns): AslDefinitio
         TimeoutSeconds: TRAINER_JOB_TIMEOUT_SECONDS,
         ResultSelector: { 'jobId.$': '$.JobId', 'status.$': '$.Status' },
         ResultPath: '$.job',
-        Retry: [noRetry(TRAINER_CLIENT_ERRORS), retrier(TRAINER_SUBMIT_ERRORS, TRAINER_SUBMIT_RETRY), retrier(['States.TaskFailed'], TRAINER_JOB_RETRY)],
+        // A failed job is not retried here: Batch's own attempts are the one retry layer (TRAINER_JOB_ATTEMPTS).
+        Retry: [noRetry(TRAINER_CLIENT_ERRORS), retrier(TRAINER_SUBMIT_ERRORS, TRAINER_SUBMIT_RETRY), noRetry(TRAINER_TASK_FAILED_ERRORS)],
         Catch: catchAll,
         Next: DERIVE_STATES.calibrateDistilled,
       },

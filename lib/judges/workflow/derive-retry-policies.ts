@@ -33,8 +33,16 @@ export const TRAINER_SUBMIT_RETRY: RetryPolicy = { intervalSeconds: 5, backoffRa
 export const TRAINER_SUBMIT_ERRORS = ['Batch.AWSBatchException', 'Batch.ServerException', 'Batch.TooManyRequestsException'] as const;
 /** A refused submission (unknown queue or definition) fails the same way again: never retried. */
 export const TRAINER_CLIENT_ERRORS = ['Batch.ClientException'] as const;
-/** The trainer job failed (a host reclaimed, the RUNNABLE limit): once more after 30 s → 30 s of pause and one more run. */
-export const TRAINER_JOB_RETRY: RetryPolicy = { intervalSeconds: 30, backoffRate: 2, maxAttempts: 1, maxDelaySeconds: 30 };
+/**
+ * The trainer job's runs: one retry layer, Batch's. The job definition has `attempts: 2` and exits at once on the
+ * trainer's bad-input code (2: bad teacher data, which no retry fixes); a host reclaimed, a network or disk error
+ * (exit 1) runs once more. The state machine does not retry `States.TaskFailed` (it could not tell bad input from the
+ * rest, and 2 ASL tries × 2 Batch attempts made 4 runs): worst case 1 × 2 = 2 runs, bad input 1 run, then the
+ * iteration's Catch records the failure.
+ */
+export const TRAINER_JOB_ATTEMPTS = 2;
+/** ASL tries of the trainer job (`.sync` failed → `States.TaskFailed`): one, never retried. */
+export const TRAINER_TASK_FAILED_ERRORS = ['States.TaskFailed'] as const;
 
 /** Worst-case total pause of a policy: the capped backoff values summed. */
 export function worstCasePauseSeconds(policy: RetryPolicy): number {

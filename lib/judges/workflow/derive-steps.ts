@@ -11,12 +11,16 @@
  * ```
  *
  * - plan-derivation: the top checkpoint's endpoint; every promoted judge of a kind this deployment can run that has a
- *   gold set (`GoldSet.judge`) with labelled items is derived. Others are listed as skipped, with why.
+ *   gold set (`GoldSet.judge`) with labelled items is derived. Others are listed as skipped, with why. An incumbent
+ *   whose model has no price (`settings.pricing`, the stage's `judges.pricing`) is derived but warned about up front:
+ *   `no price for <model>: a derived judge cannot be shown cheaper`.
  * - calibrate-prompted: registers the prompted judge made from the top model (the incumbent's definition, prompt,
  *   rubric and output schema, with `model` = the checkpoint's endpoint and `derivedFrom.checkpoint`), calibrates the
  *   incumbent on the gold set when it has no report there, then the candidate, capturing its labels on the gold items.
- * - collect-teacher: the teacher's labels on the gold items plus unlabelled production items of the same subject kind
- *   (the annotation queues' `production-sample` items), as a JSON Lines training set and a held-out part.
+ * - collect-teacher: the teacher's labels on unlabelled production items of the gold items' subject kind (the
+ *   annotation queues' `production-sample` items, gold subjects left out), as a JSON Lines training set and a held-out
+ *   part, and the trainer job's name (`trainerJobName`). The gold items are never trained on: the student is
+ *   calibrated against people on all of them, items it has not seen.
  * - the trainer job (Batch; locally a child process) writes the reward model under the derivation's `model/` prefix.
  * - calibrate-distilled: registers the reward model as the judge `<name>-distilled` (kind `reward-model`,
  *   `derivedFrom.teacher` = the prompted judge), measures it against its teacher on the held-out items and against
@@ -46,10 +50,10 @@ import { promoteJudge } from '../registry/promote-judge.ts';
 import { listJudges } from '../registry/read-judges.ts';
 import { registerJudge } from '../registry/register-judge.ts';
 import type { CalibrationReport, JudgeLabels, JudgeRunner, Subject } from '../schemas.ts';
-import { REWARD_MODEL_PREFIX, targetOf, type DeriveSettings, type JudgeRunners } from '../derive/judge-runners.ts';
+import { hasPrice, REWARD_MODEL_PREFIX, targetOf, type DeriveSettings, type JudgeRunners } from '../derive/judge-runners.ts';
 import { derivationJudgeRecord, derivationRecord } from '../derive/record-codecs.ts';
 import { derivationBlobs, derivationKeys } from '../derive/record-keys.ts';
-import type { DerivationJudge, DerivationReport, PeopleAgreement, TeacherAgreement } from '../derive/schemas.ts';
+import type { Derivation, DerivationJudge, DerivationReport, PeopleAgreement, TeacherAgreement } from '../derive/schemas.ts';
 
 export const DERIVE_STEP_NAMES = ['plan-derivation', 'calibrate-prompted', 'collect-teacher', 'calibrate-distilled', 'decide-promotion', 'record-judge-failure', 'report-derivation'] as const;
 export type DeriveStepName = (typeof DERIVE_STEP_NAMES)[number];
@@ -73,6 +77,8 @@ interface JudgeStep {
 
 /** What the trainer job needs (the state passes it to the Batch task's environment). */
 export interface TrainerJobInput {
+  /** The Batch job name (`trainerJobName`). */
+  jobName: string;
   trainDataKey: string;
   modelKey: string;
   rewardKind: 'pointwise' | 'pairwise';
@@ -98,6 +104,29 @@ export function derivationIdOf(checkpointId: string): string {
   const slug = checkpointId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
   const hash = createHash('sha256').update(checkpointId).digest('hex').slice(0, 8);
   return `derive-${slug ? `${slug}-` : ''}${hash}`;
+}
+
+/** Batch job names: letters, digits, `-` and `_`, at most 128. */
+export const BATCH_JOB_NAME_MAX = 128;
+
+/**
+ * The trainer job's Batch name for a derivation's judge: `<derivationId>-<name>` with every other character as `-`,
+ * cut to fit 128 with an 8-hex hash of the pair, so two judges whose names differ only in such characters (`a.b`,
+ * `a:b`) or after the cut get different names.
+ *
+ * @example
+ * trainerJobName('derive-top-1-1a2b3c4d', 'fm.judge'); // 'derive-top-1-1a2b3c4d-fm-judge-<8 hex>'
+ */
+export function trainerJobName(derivationId: string, name: string): string {
+  const hash = createHash('sha256').update(`${derivationId}\n${name}`).digest('hex').slice(0, 8);
+  const readable = `${derivationId}-${name}`.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, BATCH_JOB_NAME_MAX - hash.length - 1);
+  return `${readable}-${hash}`;
+}
+
+/** Whether a verdict of `model` has a known cost: a price in the settings, or one its report on `goldSet` measured. */
+async function costKnown(ports: DeriveStepPorts, ref: JudgeRef, model: string, goldSet: string): Promise<boolean> {
+  if (hasPrice(ports.settings, model)) return true;
+  return (await reportOn(ports, ref, goldSet))?.costPerVerdictUsd !== undefined;
 }
 
 async function readPart(ports: Pick<Ports, 'records'>, derivationId: string, name: string): Promise<DerivationJudge> {
@@ -167,6 +196,8 @@ async function planDerivation(ports: DeriveStepPorts, input: DeriveStepIo['plan-
   const now = ports.now().toISOString();
   const model = checkpoint.serving.kind === 'endpoint' ? checkpoint.serving.model : undefined;
   const skipped: Array<{ name: string; reason: string }> = [];
+  const warnings: NonNullable<Derivation['warnings']> = [];
+  if (model && !hasPrice(ports.settings, model)) warnings.push({ name: checkpointId, message: `no price for ${model}: its prompted judges cannot be shown cheaper` });
   const planned: Array<{ name: string; goldSet: string }> = [];
   const goldSets = await listGoldSets(ports);
   let cursor: string | undefined;
@@ -195,6 +226,10 @@ async function planDerivation(ports: DeriveStepPorts, input: DeriveStepIo['plan-
         continue;
       }
       planned.push({ name: head.name, goldSet });
+      // Promotion needs the candidate cheaper than the incumbent: an incumbent of unknown cost blocks every candidate.
+      if (!(await costKnown(ports, { name: head.name, version: head.promoted }, incumbent.definition.model, goldSet))) {
+        warnings.push({ name: head.name, message: `no price for ${incumbent.definition.model}: a derived judge cannot be shown cheaper` });
+      }
       const partKey = derivationKeys.judge(derivationId, head.name);
       if (!(await ports.records.get(partKey.pk, partKey.sk))) {
         await writePart(ports, {
@@ -218,6 +253,7 @@ async function planDerivation(ports: DeriveStepPorts, input: DeriveStepIo['plan-
       ...(model ? { model } : {}),
       judges: planned,
       skipped,
+      ...(warnings.length > 0 ? { warnings } : {}),
       status: 'running',
       createdAt: existing?.createdAt ?? now,
     }),
@@ -242,16 +278,9 @@ async function calibratePrompted(ports: DeriveStepPorts, input: JudgeStep): Prom
   // The incumbent is measured on the same gold set (once: a report there is reused).
   const incumbentReport =
     (await reportOn(ports, part.incumbent, part.goldSet)) ?? (await calibrateJudge(ports, { judge: part.incumbent, run: runnerOrThrow(ports, incumbent.definition), ...common }));
-  // The candidate, its labels on the gold items kept: they are the teacher's verdicts on those items.
-  const captured: Captured[] = [];
+  // The candidate. Its verdicts on the gold items are not kept for training: the student is calibrated on those items.
   const teacher = runnerOrThrow(ports, (await requireVersion(ports.records, ref)).definition);
-  const capturing: JudgeRunner = async (subject) => {
-    const labels = await teacher(subject);
-    captured.push({ subject, labels: labels.labels });
-    return labels;
-  };
-  const report = (await reportOn(ports, ref, part.goldSet)) ?? (await calibrateJudge(ports, { judge: ref, run: capturing, retestFraction: 0, ...common }));
-  if (captured.length > 0) await ports.blobs.put(derivationBlobs.goldVerdicts(input.derivationId, input.name), jsonl(dedupe(captured)), { contentType: 'application/x-ndjson' });
+  const report = (await reportOn(ports, ref, part.goldSet)) ?? (await calibrateJudge(ports, { judge: ref, run: teacher, retestFraction: 0, ...common }));
   await writePart(ports, {
     ...part,
     incumbentPeople: peopleOf(incumbentReport),
@@ -260,25 +289,14 @@ async function calibratePrompted(ports: DeriveStepPorts, input: JudgeStep): Prom
   return { name: input.name, prompted: judgeRefString(ref), calibrationId: report.id };
 }
 
-/** One verdict per subject (a pair judged both ways keeps its first orientation). */
-function dedupe(rows: Captured[]): Captured[] {
-  const seen = new Map<string, Captured>();
-  for (const r of rows) {
-    const k = JSON.stringify(r.subject);
-    if (!seen.has(k)) seen.set(k, r);
-  }
-  return [...seen.values()];
-}
-
 async function collectTeacher(ports: DeriveStepPorts, input: JudgeStep): Promise<DeriveStepIo['collect-teacher'][1]> {
   const part = await readPart(ports, input.derivationId, input.name);
   if (!part.prompted) throw new ValidationError(`Judge ${input.name}: the prompted judge is not calibrated yet`, [{ path: 'name', message: 'calibrate-prompted first' }]);
-  const gold = parseJsonl<Captured>(await ports.blobs.get(derivationBlobs.goldVerdicts(input.derivationId, input.name)));
-  // The teacher's labels on gold items may be missing when its report was reused: judge them again.
   const teacher = runnerOrThrow(ports, (await requireVersion(ports.records, part.prompted.ref)).definition);
   const goldItems = await readGoldItems(ports, part.goldSet);
   const kind = goldItems[0]?.subject.kind;
-  const known = new Set(gold.map((g) => JSON.stringify(g.subject)));
+  // Gold subjects are left out of the training set: the student is calibrated against people on them.
+  const known = new Set(goldItems.map((g) => JSON.stringify(g.subject)));
   const production: Subject[] = [];
   for (const status of ['pending', 'done'] as const) {
     for (const item of await listAllAnnotations(ports, { reason: 'production-sample', status })) {
@@ -287,8 +305,7 @@ async function collectTeacher(ports: DeriveStepPorts, input: JudgeStep): Promise
       production.push(item.subject);
     }
   }
-  const missingGold = goldItems.filter((g) => !gold.some((c) => JSON.stringify(c.subject) === JSON.stringify(g.subject))).map((g) => g.subject);
-  const toJudge = [...missingGold, ...production.slice(0, ports.settings.maxProductionItems)];
+  const toJudge = production.slice(0, ports.settings.maxProductionItems);
   const judged: Captured[] = [];
   await forEachLimited(toJudge, ports.settings.concurrency, async (subject) => {
     try {
@@ -297,7 +314,7 @@ async function collectTeacher(ports: DeriveStepPorts, input: JudgeStep): Promise
       // A verdict the teacher could not give is left out of the training set.
     }
   });
-  const all = [...gold, ...judged].sort((a, b) => JSON.stringify(a.subject).localeCompare(JSON.stringify(b.subject)));
+  const all = judged.sort((a, b) => JSON.stringify(a.subject).localeCompare(JSON.stringify(b.subject)));
   const rewardKind = kind === 'pair' ? 'pairwise' : 'pointwise';
   const labelIds = new Set(goldItems.flatMap((g) => Object.keys(g.labels)));
   const rows: Array<{ row: Record<string, unknown>; holdout: boolean }> = [];
@@ -322,14 +339,19 @@ async function collectTeacher(ports: DeriveStepPorts, input: JudgeStep): Promise
   }
   const train = rows.filter((r) => !r.holdout).map((r) => r.row);
   const holdout = rows.filter((r) => r.holdout).map((r) => r.row);
-  if (train.length === 0) throw new ValidationError(`Judge ${input.name}: the teacher gave no verdict to learn from`, [{ path: 'teacher', message: 'no training items' }]);
+  if (train.length === 0) {
+    throw new ValidationError(`Judge ${input.name}: the teacher gave no verdict on unlabelled production items to learn from (gold items are kept for calibration)`, [
+      { path: 'teacher', message: `no training items among ${production.length} production-sample items` },
+    ]);
+  }
   await ports.blobs.put(derivationBlobs.teacher(input.derivationId, input.name), jsonl(train), { contentType: 'application/x-ndjson' });
   await ports.blobs.put(derivationBlobs.holdout(input.derivationId, input.name), jsonl(holdout), { contentType: 'application/x-ndjson' });
-  await writePart(ports, { ...part, studentKind: rewardKind, teacherItems: { gold: goldItems.length, production: Math.min(production.length, ports.settings.maxProductionItems), train: train.length, holdout: holdout.length } });
+  await writePart(ports, { ...part, studentKind: rewardKind, teacherItems: { gold: goldItems.length, production: toJudge.length, train: train.length, holdout: holdout.length } });
   return {
     name: input.name,
     examples: train.length,
     trainer: {
+      jobName: trainerJobName(input.derivationId, input.name),
       trainDataKey: derivationBlobs.teacher(input.derivationId, input.name),
       modelKey: derivationBlobs.model(input.derivationId, input.name),
       rewardKind,
@@ -367,7 +389,14 @@ async function calibrateDistilled(ports: DeriveStepPorts, input: JudgeStep): Pro
   const teacher = await teacherAgreement(ports, input, student);
   await writePart(ports, {
     ...part,
-    distilled: { ref, people: peopleOf(report), teacher, ...(report.costPerVerdictUsd !== undefined ? { costPerVerdictUsd: report.costPerVerdictUsd } : {}) },
+    distilled: {
+      ref,
+      people: peopleOf(report),
+      teacher,
+      ...(part.teacherItems ? { trainedOn: part.teacherItems.train } : {}),
+      calibratedOn: Math.max(0, ...report.criteria.map((c) => c.n)),
+      ...(report.costPerVerdictUsd !== undefined ? { costPerVerdictUsd: report.costPerVerdictUsd } : {}),
+    },
   });
   return { name: input.name, distilled: judgeRefString(ref), calibrationId: report.id };
 }
@@ -464,6 +493,7 @@ async function reportDerivation(ports: DeriveStepPorts, input: { derivationId: s
     ...(derivation.model ? { model: derivation.model } : {}),
     createdAt: derivation.createdAt,
     finishedAt,
+    ...(derivation.warnings ? { warnings: derivation.warnings } : {}),
     skipped: derivation.skipped,
     judges: parts.map(({ kind: _kind, ...p }) => p),
     promoted,
@@ -481,15 +511,16 @@ const minKappa = (p: PeopleAgreement | undefined) => (p && p.criteria.length > 0
 
 /** The notice people get: per judge name, each candidate against its teacher and against people, cost, decision. */
 export function derivationNotice(report: DerivationReport): Notice {
-  const lines: string[] = [];
+  const lines: string[] = (report.warnings ?? []).map((w) => `warning ${w.name}: ${w.message}`);
   for (const j of report.judges) {
     lines.push(`*${j.name}* (gold set ${j.goldSet}; incumbent ${j.incumbent ? judgeRefString(j.incumbent) : 'none'}: kappa vs people ${fmt(minKappa(j.incumbentPeople))}, ${usd(j.incumbentPeople?.costPerVerdictUsd)}/verdict)`);
     if (j.failed) lines.push(`  failed: ${j.failed.error}: ${j.failed.cause.slice(0, 200)}`);
     for (const [label, c] of [['prompted', j.prompted], ['distilled', j.distilled]] as const) {
       if (!c) continue;
       const teacher = c.teacher ? `vs teacher: agreement ${c.teacher.labels.map((l) => `${l.id} ${fmt(l.agreement)} (kappa ${fmt(l.kappa)})`).join(', ')}${c.teacher.inSample ? ' in sample' : ''}` : 'it is the teacher';
+      const items = c.trainedOn !== undefined || c.calibratedOn !== undefined ? `trained on ${c.trainedOn ?? 'n/a'} teacher verdicts, calibrated on ${c.calibratedOn ?? 'n/a'} gold items; ` : '';
       const verdict = c.decision ? (c.decision.promoted ? 'PROMOTED' : `not promoted: ${[...c.decision.reasons, c.decision.note].filter(Boolean).join('; ')}`) : 'undecided';
-      lines.push(`  ${label} ${judgeRefString(c.ref)}: vs people kappa ${fmt(minKappa(c.people))}; ${teacher}; ${usd(c.costPerVerdictUsd)}/verdict; ${verdict}`);
+      lines.push(`  ${label} ${judgeRefString(c.ref)}: vs people kappa ${fmt(minKappa(c.people))}; ${teacher}; ${items}${usd(c.costPerVerdictUsd)}/verdict; ${verdict}`);
     }
   }
   for (const s of report.skipped) lines.push(`skipped ${s.name}: ${s.reason}`);

@@ -13,13 +13,13 @@
  * - A candidate mode has its members (texts only for those with training consent), its top terms (c-TF-IDF against
  *   the rest) and a suggested name; a person promotes it with `promoteCluster`.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { toFieldIssues } from '../../shared/field-issues.ts';
-import { ValidationError } from '../../errors.ts';
+import { ConflictError, ValidationError } from '../../errors.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { forEachLimited } from '../../shared/for-each-limited.ts';
-import { clusterRecord, embeddingRecord } from '../record-codecs.ts';
+import { clusterPromotionRecord, clusterRecord, embeddingRecord } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
 import { loadSignalByKey } from '../signal.ts';
 import { readLabel } from '../write-label.ts';
@@ -97,11 +97,32 @@ export function clusterIdOf(embeddingModel: string, earliestSignalKey: string): 
 }
 
 /**
+ * A hash of a cluster's members (every signal key, in any order): `GET /v1/clusters` returns it, a promotion names
+ * it, and the promotion is refused (409) when the cluster's members are no longer the ones the person saw.
+ * @example
+ * clusterMembersHash(['feedback:e1', 'feedback:e2']) === clusterMembersHash(['feedback:e2', 'feedback:e1']);
+ */
+export function clusterMembersHash(signalKeys: readonly string[]): string {
+  return createHash('sha256').update([...signalKeys].sort().join('\n')).digest('hex').slice(0, 32);
+}
+
+/** Another writer kept changing a cluster record while clustering tried to store it (a 409; ask again). */
+export class ClusterWriteConflictError extends ConflictError {
+  constructor(clusterId: string) {
+    super(`cluster ${clusterId} kept changing while it was being stored; ask again`);
+  }
+}
+
+/**
  * @example
  * const r = await clusterComments(ports, { since: '2026-11-04T00:00:00Z', embeddingModel: 'bge-small' });
  * r.clusters.filter((c) => c.candidateMode).map((c) => [c.suggestedName.name, c.count]);
  */
-export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, query: unknown, models: { namer?: ModelsPort } = {}) {
+export async function clusterComments(
+  ports: Pick<Ports, 'records' | 'now'>,
+  query: unknown,
+  models: { namer?: ModelsPort; /** Cap on clustered comments (default `CLUSTER_MAX_COMMENTS`). */ maxComments?: number } = {},
+) {
   const q = ClustersQuery.safeParse(query ?? {});
   if (!q.success) throw new ValidationError('Invalid query', toFieldIssues(q.error.issues));
   const until = q.data.until ? new Date(q.data.until) : ports.now();
@@ -109,20 +130,34 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
   if (until.getTime() - since.getTime() > 92 * DAY_MS || until <= since) {
     throw new ValidationError('Invalid query', [{ path: 'since', message: 'must be before until, at most 92 days' }]);
   }
-  const all: Point[] = [];
+  // Newest day first, newest comment first within a day; reading stops once `maxComments` non-praise comments of
+  // the clustered embedding model are in hand, so a busy window costs no more than a quiet one.
+  const maxComments = models.maxComments ?? CLUSTER_MAX_COMMENTS;
+  let points: Point[] = [];
+  let positives = 0;
+  let truncated = false;
+  let embeddingModel = q.data.embeddingModel;
   const modelsSeen = new Map<string, { count: number; newest: string }>();
-  for (let d = Date.UTC(since.getUTCFullYear(), since.getUTCMonth(), since.getUTCDate()); d <= until.getTime(); d += DAY_MS) {
+  const sinceIso = since.toISOString();
+  const untilIso = until.toISOString();
+  const firstDay = Date.UTC(since.getUTCFullYear(), since.getUTCMonth(), since.getUTCDate());
+  const lastDay = Date.UTC(until.getUTCFullYear(), until.getUTCMonth(), until.getUTCDate());
+  days: for (let d = lastDay; d >= firstDay; d -= DAY_MS) {
     let cursor: string | undefined;
     do {
-      const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.embeddingDay(new Date(d).toISOString().slice(0, 10)), limit: 1000, ...(cursor ? { cursor } : {}) });
+      const page = await ports.records.query({ index: 'gsi1', partition: modeKeys.embeddingDay(new Date(d).toISOString().slice(0, 10)), descending: true, limit: 1000, ...(cursor ? { cursor } : {}) });
+      cursor = page.cursor;
+      const fresh: Point[] = [];
       for (const item of page.items) {
         const e = embeddingRecord.decode(item);
-        if (e.receivedAt < since.toISOString() || e.receivedAt > until.toISOString()) continue;
+        if (e.receivedAt < sinceIso || e.receivedAt > untilIso) continue;
         if (q.data.model !== undefined && e.model !== q.data.model) continue;
         const seen = modelsSeen.get(e.embeddingModel);
         modelsSeen.set(e.embeddingModel, { count: (seen?.count ?? 0) + 1, newest: seen && seen.newest > e.receivedAt ? seen.newest : e.receivedAt });
-        if (q.data.embeddingModel !== undefined && e.embeddingModel !== q.data.embeddingModel) continue;
-        all.push({
+        // Without a model asked for, the newest embedding's model (the first one read) is the one clustered.
+        embeddingModel ??= e.embeddingModel;
+        if (e.embeddingModel !== embeddingModel) continue;
+        fresh.push({
           signalKey: e.signalKey,
           model: e.model,
           embeddingModel: e.embeddingModel,
@@ -136,34 +171,42 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
           v: normalise(decodeVector(e.vector)),
         });
       }
-      cursor = page.cursor;
+      // Labels move (a human relabels, a judge settles a review): explain members by their current label. Consent
+      // and rating come from the signal itself.
+      await forEachLimited(fresh, 16, async (p) => {
+        const [label, signal] = await Promise.all([readLabel(ports, p.signalKey), loadSignalByKey(ports, p.signalKey)]);
+        if (signal) {
+          p.consented = signal.trainingConsent;
+          p.positive = signal.rating === 'up' || signal.outcome === 'accepted';
+        }
+        if (!label) return;
+        p.modes = label.modes.map((m) => m.mode);
+        p.labelSource = label.source;
+        p.confidence = label.confidence;
+      });
+      // Praise is not candidate-mode material.
+      for (const p of fresh) {
+        if (p.positive) {
+          positives++;
+          continue;
+        }
+        if (points.length === maxComments) {
+          truncated = true;
+          break days;
+        }
+        points.push(p);
+      }
+      if (points.length === maxComments && (cursor !== undefined || d > firstDay)) {
+        truncated = true;
+        break days;
+      }
     } while (cursor);
   }
-  // One embedding model: the one asked for, else the newest one's.
-  const embeddingModel = q.data.embeddingModel ?? [...modelsSeen].sort((a, b) => (a[1].newest < b[1].newest ? 1 : a[1].newest > b[1].newest ? -1 : a[0] < b[0] ? -1 : 1))[0]?.[0];
-  let points = all.filter((p) => p.embeddingModel === embeddingModel);
+  points.sort(byTime);
   const dims = new Set(points.map((p) => p.v.length));
   if (dims.size > 1) {
     throw new ValidationError('Invalid query', [{ path: 'embeddingModel', message: `vectors of ${embeddingModel} have different lengths (${[...dims].join(', ')})` }]);
   }
-  // Labels move (a human relabels, a judge settles a review): explain members by their current label. Consent and
-  // rating come from the signal itself.
-  await forEachLimited(points, 16, async (p) => {
-    const [label, signal] = await Promise.all([readLabel(ports, p.signalKey), loadSignalByKey(ports, p.signalKey)]);
-    if (signal) {
-      p.consented = signal.trainingConsent;
-      p.positive = signal.rating === 'up' || signal.outcome === 'accepted';
-    }
-    if (!label) return;
-    p.modes = label.modes.map((m) => m.mode);
-    p.labelSource = label.source;
-    p.confidence = label.confidence;
-  });
-  // Praise is not candidate-mode material.
-  const positives = points.filter((p) => p.positive).length;
-  points = points.filter((p) => !p.positive).sort(byTime);
-  const truncated = points.length > CLUSTER_MAX_COMMENTS;
-  if (truncated) points = points.slice(points.length - CLUSTER_MAX_COMMENTS);
 
   const { labels, probabilities } = hdbscan(
     points.map((p) => p.v),
@@ -226,6 +269,8 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
           membership: Math.round(strength.get(m.signalKey)! * 100) / 100,
           ...(m.consented ? { text: m.text } : {}),
         })),
+        /** Name it when promoting (`promoteCluster`): the promotion is refused if the members changed since. */
+        membersHash: clusterMembersHash(ms.map((m) => m.signalKey)),
         signalKeys: ms.map((m) => m.signalKey),
       };
     })
@@ -241,24 +286,37 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
       },
     );
   }
-  // Kept so eval drafts, promotion and people can refer to a cluster by id later (a promoted cluster stays promoted).
+  // Kept so eval drafts, promotion and people can refer to a cluster by id later. A promotion lives in its own record
+  // (claimed once, never rewritten here); its copy on the cluster record is kept, and every write is conditional on
+  // the revision read, so a promotion finishing meanwhile is not erased.
   const computedAt = ports.now().toISOString();
-  const records = [];
-  for (const c of clusters) {
+  const promoted = new Map<string, { mode: string; taxonomyVersion: number; promotedBy: string; promotedAt: string }>();
+  await forEachLimited(clusters, 8, async (c) => {
     const key = modeKeys.cluster(c.id);
-    const before = clusterRecord.decodeIfPresent(await ports.records.get(key.pk, key.sk));
-    records.push(
-      clusterRecord.encode({
-        ...c,
-        signalKeys: c.signalKeys.slice(0, STORED_MEMBERS),
-        members: c.members.slice(0, STORED_MEMBERS).map(({ membership: _m, ...m }) => m),
-        computedAt,
-        ...(before?.promoted ? { promoted: before.promoted } : {}),
-      }),
-    );
-  }
-  await ports.records.putMany(records);
-  const promoted = new Map(records.map((r) => [r.id as string, r.promoted]));
+    const pkey = modeKeys.clusterPromotion(c.id);
+    for (let attempt = 0; ; attempt++) {
+      const [beforeItem, promotionItem] = await Promise.all([ports.records.get(key.pk, key.sk), ports.records.get(pkey.pk, pkey.sk)]);
+      const before = clusterRecord.decodeIfPresent(beforeItem);
+      const promotion = clusterPromotionRecord.decodeIfPresent(promotionItem);
+      const done = promotion?.taxonomyVersion !== undefined && promotion.promotedAt !== undefined
+        ? { mode: promotion.mode, taxonomyVersion: promotion.taxonomyVersion, promotedBy: promotion.promotedBy, promotedAt: promotion.promotedAt }
+        : before?.promoted;
+      if (done) promoted.set(c.id, done);
+      const { written } = await ports.records.put(
+        clusterRecord.encode({
+          ...c,
+          signalKeys: c.signalKeys.slice(0, STORED_MEMBERS),
+          members: c.members.slice(0, STORED_MEMBERS).map(({ membership: _m, ...m }) => m),
+          computedAt,
+          revision: randomUUID(),
+          ...(done ? { promoted: done } : {}),
+        }),
+        { condition: before ? { kind: 'unchanged', field: 'revision', value: before.revision } : { kind: 'absent' } },
+      );
+      if (written) return;
+      if (attempt >= 5) throw new ClusterWriteConflictError(c.id);
+    }
+  });
   return {
     window: { since: since.toISOString(), until: until.toISOString() },
     algorithm: { name: 'hdbscan', minClusterSize: q.data.minClusterSize, minSamples: q.data.minSamples ?? q.data.minClusterSize, metric: 'euclidean on unit vectors' },
@@ -268,7 +326,7 @@ export async function clusterComments(ports: Pick<Ports, 'records' | 'now'>, que
     comments: points.length,
     positivesExcluded: positives,
     noise: rest.length,
-    ...(truncated ? { truncatedTo: CLUSTER_MAX_COMMENTS } : {}),
+    ...(truncated ? { truncatedTo: maxComments } : {}),
     clusters: clusters.map(({ signalKeys, ...c }) => ({ ...c, size: signalKeys.length, ...(promoted.get(c.id) ? { promoted: promoted.get(c.id) } : {}) })),
   };
 }

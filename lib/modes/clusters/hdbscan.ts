@@ -295,14 +295,20 @@ export function hdbscan(points: readonly ArrayLike<number>[], options: HdbscanOp
     while (c !== undefined && !selected.has(c)) c = condensedParent.get(c);
     if (c !== undefined) labels[p] = index.get(c)!;
   }
-  // Membership strength: λ at which the point left, over the most persistent λ in its cluster (scikit-learn).
-  const maxLambda = new Float64Array(order.length);
-  for (let p = 0; p < n; p++) if (labels[p]! >= 0) maxLambda[labels[p]!] = Math.max(maxLambda[labels[p]!]!, leaveLambda[p]!);
+  // Membership strength as scikit-learn computes it (`max_lambdas`, `get_probabilities`): a selected cluster's death
+  // is the largest λ among its direct children in the condensed tree (points and child clusters); a member's strength
+  // is min(λ at which it left, death) / death, and 1 when it never left (infinite λ) or the death is 0.
+  const death = new Float64Array(order.length);
+  for (const e of condensed) {
+    const i = index.get(e.parent);
+    if (i !== undefined) death[i] = Math.max(death[i]!, e.lambda);
+  }
   const probabilities = labels.map((l, p) => {
     if (l < 0) return 0;
-    const m = maxLambda[l]!;
-    if (!Number.isFinite(m) || m === 0) return 1;
-    return Math.min(1, leaveLambda[p]! / m);
+    const m = death[l]!;
+    const lambda = leaveLambda[p]!;
+    if (m === 0 || !Number.isFinite(lambda)) return 1;
+    return Math.min(lambda, m) / m;
   });
   return { labels, probabilities };
 }

@@ -20,6 +20,7 @@ import { taskRecord } from '../../registry/record-codecs.ts';
 import { registerSuite } from '../../registry/register-suite.ts';
 import { evalDraftRecord, modeCaseRecord } from '../record-codecs.ts';
 import { modeKeys } from '../record-keys.ts';
+import { historyCheckIssues } from './history-checks.ts';
 
 export const DEFAULT_PRIVATE_SUITE = 'failure-modes-private';
 
@@ -47,6 +48,8 @@ export async function approveEvalDraft(ports: Pick<Ports, 'records' | 'now'>, id
   if (!repo) throw new ValidationError('The draft names no repository: give one in `repo`', [{ path: 'repo', message: 'required' }]);
   const approvedAt = ports.now().toISOString();
   const { lineage, checks } = item;
+  const history = historyCheckIssues(checks);
+  if (history.length > 0) throw new ValidationError(`Draft ${id} has checks that read git history; edit them out (or into the rubric) and draft again`, history);
   const taskId = `fm-${id.slice('draft-'.length)}`;
   const graded = checks.length > 0 ? { ...checksTestCommand(checks), grading: { by: 'both' as const, minScore: 1 } } : { failToPass: [], grading: { by: 'judge' as const, minScore: 1 } };
   const behaviour = 'behaviour' in item ? (item as { behaviour?: unknown }).behaviour : undefined;

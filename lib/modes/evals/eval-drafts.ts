@@ -22,6 +22,7 @@ import { clusterRecord, evalDraftRecord, type StoredEvalDraft } from '../record-
 import { modeKeys } from '../record-keys.ts';
 import { loadSignalByKey, type Signal } from '../signal.ts';
 import { readLabel } from '../write-label.ts';
+import { CHECKS_GUIDANCE, historyCheckIssues } from './history-checks.ts';
 
 export const DRAFT_TOOL = 'draft_eval_case';
 export const DRAFT_MAX_ATTEMPTS = 3;
@@ -61,7 +62,7 @@ function tool() {
         instruction: { type: 'string', description: 'What the user asks the agent, as they would.' },
         context: { type: 'string', description: 'What the agent is given besides the repository (files, constraints, history).' },
         rubric: { type: 'array', items: { type: 'object', required: ['criterion'], properties: { criterion: { type: 'string' }, weight: { type: 'number' } } } },
-        checks: { type: 'array', items: { type: 'string' }, description: 'Shell commands that must exit 0 after the attempt.' },
+        checks: { type: 'array', items: { type: 'string' }, description: `Shell commands that must exit 0 after the attempt. ${CHECKS_GUIDANCE}` },
         behaviour: behaviourParameters(),
       },
     },
@@ -113,7 +114,8 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
       role: 'system',
       content:
         `You turn complaints about an AI coding agent into one evaluation case. Answer only by calling ${DRAFT_TOOL}. ` +
-        'When the complaint is about how the agent deals with the user (corrections, clarifications, interruptions), with tools that appear or fail, or with chat and incident services, give the case a behaviour that recreates that situation; otherwise leave behaviour out.',
+        'When the complaint is about how the agent deals with the user (corrections, clarifications, interruptions), with tools that appear or fail, or with chat and incident services, give the case a behaviour that recreates that situation; otherwise leave behaviour out. ' +
+        CHECKS_GUIDANCE,
     },
     { role: 'user', content: `Failure modes: ${[...modes].join(', ') || 'unlabelled'}.\nComplaints:\n${signals.map((s, i) => `${i + 1}. ${s.text!.slice(0, 2000)}`).join('\n')}` },
   ];
@@ -125,7 +127,9 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
     const raw = call?.arguments ?? reply.message.content;
     try {
       const parsed = Drafted.safeParse(JSON.parse(raw));
-      if (parsed.success) drafted = parsed.data;
+      const history = parsed.success ? historyCheckIssues(parsed.data.checks) : [];
+      if (parsed.success && history.length === 0) drafted = parsed.data;
+      else if (parsed.success) problem = history.map((i) => `${i.path}: ${i.message}`).join('; ');
       else problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     } catch (e) {
       problem = `arguments are not JSON (${(e as Error).message})`;
