@@ -2,6 +2,7 @@
  * `flywheel annotate …`: annotation queues, gold sets, calibrating a judge against people and checking its drift, from
  * the shell (the API's `/v1/annotations`, `/v1/gold-sets`, `/v1/judges/{name}/calibrate|drift-check`).
  */
+import { GOLD_SET_SUBJECTS_PER_REQUEST } from '../judges/http/annotation-handlers.ts';
 import type { Command } from 'commander';
 import { table } from './table.ts';
 import { callForCli, collect, targetOptions, type JsonFlags } from './target.ts';
@@ -147,15 +148,24 @@ export function registerAnnotateCommands(program: Command): void {
       .option('--pair <a,b>', 'two attempts; repeatable', collect),
   ).action(async (name: string, flags: Flags) => {
     const subjects = subjectsOf(flags);
-    const body = await callForCli<{ goldSet: Row; added: number }>(flags, 'POST', '/v1/gold-sets', {
+    const definition = {
       name,
       judge: flags.judge,
       labels: (flags.labels ?? '').split(',').filter(Boolean),
       ...(flags.twoPerson !== undefined ? { twoPersonFraction: Number(flags.twoPerson) } : {}),
       ...(flags.description ? { description: flags.description } : {}),
-      ...(subjects.length > 0 ? { subjects } : {}),
-    });
-    if (body) process.stdout.write(`gold set ${s(body.goldSet.name)} for ${s(body.goldSet.judge)}: ${body.added} item(s) queued in gold:${s(body.goldSet.name)}\n`);
+    };
+    // The API takes a bounded number of subjects per request; posting the same definition again queues the rest.
+    let added = 0;
+    let goldSet: Row | undefined;
+    for (let i = 0; i === 0 || i < subjects.length; i += GOLD_SET_SUBJECTS_PER_REQUEST) {
+      const batch = subjects.slice(i, i + GOLD_SET_SUBJECTS_PER_REQUEST);
+      const body = await callForCli<{ goldSet: Row; added: number }>(flags, 'POST', '/v1/gold-sets', { ...definition, ...(batch.length > 0 ? { subjects: batch } : {}) });
+      if (!body) return;
+      added += body.added;
+      goldSet = body.goldSet;
+    }
+    if (goldSet) process.stdout.write(`gold set ${s(goldSet.name)} for ${s(goldSet.judge)}: ${added} item(s) queued in gold:${s(goldSet.name)}\n`);
   });
   options(gold.command('show <name>').description('a gold set: label ids, pending and done items, the two-person slice')).action(async (name: string, flags: Flags) => {
     const body = await callForCli<{ goldSet: Row; pending: number; done: number; twoPerson: number }>(flags, 'GET', `/v1/gold-sets/${encodeURIComponent(name)}`);

@@ -233,7 +233,7 @@ describe('fake services', () => {
         { name: 'eng', topic: 'engineering', messages: [{ user: 'ana', text: 'Post here when the README is done.', at: '2026-12-03T09:00:00Z' }] },
         { name: 'random', messages: [] },
       ],
-      replies: [{ channel: 'eng', match: 'done|finished', user: 'ana', text: 'Thanks!' }],
+      replies: [{ channel: 'eng', match: ['done', 'finished'], user: 'ana', text: 'Thanks!' }],
     },
     incidents: {
       metrics: [{ name: 'http_5xx_rate', labels: { service: 'api' }, unit: 'ratio', points: [{ at: '2026-12-03T10:00:00Z', value: 0.01 }, { at: '2026-12-03T10:05:00Z', value: 0.2 }] }],

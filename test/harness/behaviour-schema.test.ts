@@ -44,9 +44,10 @@ describe('task behaviour schema', () => {
       'behaviour.services.chat.channels.1.name: channel eng is named twice',
       'behaviour.services.chat.replies.0.channel: no channel ops',
     ]);
-    expect(issues({ services: { chat: { channels: [{ name: 'eng' }], replies: [{ channel: 'eng', match: '(', user: 'a', text: 't' }] } } })).toEqual([
-      'behaviour.services.chat.replies.0.match: a valid regular expression',
-    ]);
+    // `match` is plain text (or keywords), never a regular expression: '(' is just a character; empty is refused.
+    expect(parseTaskBehaviour({ services: { chat: { channels: [{ name: 'eng' }], replies: [{ channel: 'eng', match: '(', user: 'a', text: 't' }] } } }).services?.chat?.replies[0]?.match).toBe('(');
+    expect(issues({ services: { chat: { channels: [{ name: 'eng' }], replies: [{ channel: 'eng', match: [], user: 'a', text: 't' }] } } })[0]).toMatch(/^behaviour\.services\.chat\.replies\.0\.match: /);
+    expect(issues({ services: { chat: { channels: [{ name: 'eng' }], replies: [{ channel: 'eng', match: '', user: 'a', text: 't' }] } } })[0]).toMatch(/^behaviour\.services\.chat\.replies\.0\.match: /);
     expect(issues({ services: { incidents: { metrics: [{ name: 'm', points: [{ at: 'yesterday', value: 1 }] }] } } })[0]).toMatch(/^behaviour\.services\.incidents\.metrics\.0\.points\.0\.at: an ISO 8601/);
     expect(issues({ surprise: 1 })[0]).toMatch(/^behaviour: .*surprise/);
   });

@@ -43,6 +43,30 @@ describe('the chat workspace', () => {
     // Ids never collide with scripted ones.
     expect(new Set(chat.state().channels[0]!.messages.map((m) => m.id)).size).toBe(6);
   });
+
+  it("matches a reply by plain case-insensitive text or keywords, never running the drafter's text as a regular expression", () => {
+    const chat = new ChatWorkspace(
+      parseTaskBehaviour({
+        services: {
+          chat: {
+            channels: [{ name: 'eng' }],
+            replies: [
+              { channel: 'eng', match: '(a+)+$', user: 'ana', text: 'literal' },
+              { channel: 'eng', match: ['shipped', 'DEPLOYED'], user: 'bo', text: 'keywords' },
+            ],
+          },
+        },
+      }).services!.chat!,
+      now,
+    );
+    // A catastrophic pattern as a regex; as text it simply is not in the post, and the post returns at once.
+    const started = Date.now();
+    const miss = chat.post('eng', `${'a'.repeat(5000)}!`);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(miss.ok && miss.value.replies).toEqual([]);
+    const hit = chat.post('eng', 'It is deployed; the pattern (A+)+$ was literal');
+    expect(hit.ok && hit.value.replies.map((r) => r.text)).toEqual(['literal', 'keywords']);
+  });
 });
 
 describe('the metrics and incident service', () => {

@@ -105,6 +105,12 @@ describe('the example suite of behavioural cases', () => {
     expect(record.stopReason?.kind).toBe(script.expect.stopReason);
     expect(agentCalls).toBe(script.agent.length);
     expect(userCalls).toBe(script.user?.length ?? 0);
+    // The simulated user's tokens are on the attempt record, apart from the policy's.
+    const stored = await ports.records.get(record.pk, record.sk);
+    if (script.user) {
+      expect(record.userUsage?.promptTokens).toBeGreaterThan(0);
+      expect(stored?.['userUsage']).toEqual(record.userUsage);
+    } else expect(record.userUsage).toBeUndefined();
     expect(record.grade?.['judgement']).toMatchObject({ score: 1, complete: true });
     expect(record.status).toBe('passed');
     for (const [kind, count] of Object.entries(script.expect.events)) {

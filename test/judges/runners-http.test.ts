@@ -2,8 +2,8 @@
  * Rubric and pairwise judges calibrated over HTTP through the local runtime (`startLocalRuntime`, real HTTP with the
  * key check) and the CLI as a child process: stored attempts are put in gold sets and labelled by people over the API,
  * a rubric judge naming its model (scripted over the scripted model server) is calibrated by
- * `POST /v1/judges/{name}/calibrate`, a pairwise judge whose model is not a spec answers with the configured
- * `FLYWHEEL_JUDGE_MODEL` through `flywheel annotate calibrate`, and a judge on a gold set of another subject kind is
+ * `POST /v1/judges/{name}/calibrate`, a pairwise judge on the configured `FLYWHEEL_JUDGE_MODEL` is calibrated
+ * through `flywheel annotate calibrate`, and a judge on a gold set of another subject kind is
  * refused naming `kind`.
  */
 import { execFile } from 'node:child_process';
@@ -60,14 +60,14 @@ const rubricJudge = (request: RecordedRequest): ScriptStep => {
   const tag = /# (att-\d+)/.exec(user)![1]!;
   const good = user.includes('return a + b');
   const pass = good !== (tag === 'att-1' || tag === 'att-2');
-  return reply.tool(RUBRIC_TOOL, { verdicts: [{ id: 'adds', verdict: pass ? 'pass' : 'fail', reason: 'what add returns', evidence: [{ source: 'diff', quote: good ? 'return a + b' : 'return a - b' }] }] });
+  return reply.tool(RUBRIC_TOOL, { verdicts: [{ id: 'adds', verdict: pass ? 'pass' : 'fail', reason: 'what add returns', evidence: [{ source: 'diff', quote: `def add(a, b):\n+    return a ${good ? '+' : '-'} b` }] }] });
 };
 
 /** Prefers the attempt that returns the sum. */
 const pairJudge = (request: RecordedRequest): ScriptStep => {
   const [a] = userMessage(request).split('\n# Attempt B\n');
   const side = a!.includes('return a + b') ? 'a' : 'b';
-  return reply.tool(PAIRWISE_TOOL, { preference: side, reason: 'it returns the sum', evidence: [{ side, source: 'diff', quote: 'return a + b' }] });
+  return reply.tool(PAIRWISE_TOOL, { preference: side, reason: 'it returns the sum', evidence: [{ side, source: 'diff', quote: 'def add(a, b):\n+    return a + b' }] });
 };
 
 describe('calibrating rubric and pairwise judges over HTTP', () => {
@@ -138,12 +138,12 @@ describe('calibrating rubric and pairwise judges over HTTP', () => {
       expect(rubricServer.chatRequests().length).toBeGreaterThanOrEqual(32);
       expect(pairServer.chatRequests()).toHaveLength(0);
 
-      // A pairwise judge whose model is not a spec: it answers with FLYWHEEL_JUDGE_MODEL, through the CLI.
+      // A pairwise judge on the configured FLYWHEEL_JUDGE_MODEL, calibrated through the CLI.
       const pairs = Array.from({ length: 16 }, (_, i) => {
         const [good, bad] = [subjects[2 * i]!, subjects[2 * i + 1]!];
         return i % 2 === 0 ? { kind: 'pair', a: good, b: bad } : { kind: 'pair', a: bad, b: good };
       });
-      const pairRegistered = await call('POST', '/v1/judges', { name: 'calc-pair-judge', kind: 'pairwise', model: 'house-judge' });
+      const pairRegistered = await call('POST', '/v1/judges', { name: 'calc-pair-judge', kind: 'pairwise', model: `openai:house-judge@${pairServer.baseUrl}` });
       expect(pairRegistered.status).toBe(201);
       expect((await call('POST', '/v1/gold-sets', { name: 'calc-pairs', judge: 'calc-pair-judge', labels: ['preference'], subjects: pairs })).status).toBe(201);
       expect(await labelAll('calc-pairs', (s) => ({ preference: goodOf.get(s.a.attemptId as string) ? 'a' : 'b' }))).toBe(16);

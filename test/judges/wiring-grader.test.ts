@@ -72,7 +72,7 @@ const DIFF = [
 
 /** A judge that passes both criteria quoting the instruction and the diff (valid quotes; a pass needs one from the attempt). */
 function passingJudge(): ReturnType<typeof reply.tool> {
-  const evidence = [{ source: 'instruction', quote: 'greet by name' }, { source: 'diff', quote: '+    return f"Hello, {name}"' }];
+  const evidence = [{ source: 'instruction', quote: 'greet() greet by name' }, { source: 'diff', quote: '+    return f"Hello, {name}"' }];
   return reply.tool(RUBRIC_TOOL, { verdicts: ['c1', 'c2'].map((id) => ({ id, verdict: 'pass', reason: 'fine', evidence })) });
 }
 

@@ -222,7 +222,7 @@ describe('emerging modes', () => {
 
     // A draft eval from the promoted cluster.
     const drafter = await startScriptedModelServer([
-      reply.tool(DRAFT_TOOL, { instruction: 'Commit the change.', context: 'CONTRIBUTING.md: plain ASCII commit messages.', rubric: [{ criterion: 'The commit message has no emoji' }], checks: ['git log -1 --format=%s | grep -qvP "[^\\\\x00-\\\\x7F]"'] }),
+      reply.tool(DRAFT_TOOL, { instruction: 'Commit the change.', context: 'CONTRIBUTING.md: plain ASCII commit messages.', rubric: [{ criterion: 'The commit message has no emoji' }], checks: [] }),
     ]);
     servers.push(drafter);
     const draft = await draftEvalCase(env.ports, openAiCompatibleModel({ baseUrl: drafter.baseUrl, model: 'd' }), { fromCluster: best.id });

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import type { QueryInput } from '../../lib/ports/records.ts';
 import { listModeExamples, reindexModeExamples } from '../../lib/modes/list-mode-examples.ts';
 import { modeKeys } from '../../lib/modes/record-keys.ts';
 import type { ModeLabel } from '../../lib/modes/mode-label.ts';
@@ -86,7 +87,25 @@ describe('failure-mode counts', () => {
     await labelled(env.ports, { ...m, comment: 'f', receivedAt: at(6) }, { source: 'local', confidence: 0.7, review: { reason: 'local-unsure', detail: 'no judge' } });
     await labelled(env.ports, { ...m, comment: 'g', receivedAt: at(7) }, { source: 'local', confidence: 0.3 });
 
-    const r = await queryFailureModes(env.ports, { model: 'ckpt-c' });
+    // The pending review queue is not read per query (it may hold every unreviewed signal of every checkpoint): only
+    // the window's confident rows are looked up, one review item each.
+    const queried: string[] = [];
+    const records = env.ports.records;
+    const ports = {
+      now: env.ports.now,
+      records: {
+        put: records.put.bind(records),
+        putMany: records.putMany.bind(records),
+        get: records.get.bind(records),
+        delete: records.delete.bind(records),
+        query: (q: QueryInput) => {
+          queried.push(q.partition);
+          return records.query(q);
+        },
+      },
+    };
+    const r = await queryFailureModes(ports, { model: 'ckpt-c' });
+    expect(queried).not.toContain(modeKeys.reviewQueue('pending'));
     const scope = r.checkpoints[0]!.modes.find((x) => x.mode === 'scope-calibration')!;
     expect(scope.count).toBe(7);
     expect(scope.byLabel).toEqual({ people: 2, confident: 2, unreviewed: 3 });

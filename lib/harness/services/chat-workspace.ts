@@ -1,4 +1,4 @@
-import type { ChatWorkspaceState } from '../task/behaviour-schema.ts';
+import { chatReplyMatches, type ChatWorkspaceState } from '../task/behaviour-schema.ts';
 
 /**
  * A fake chat workspace (channels, messages, threads) with the state a task scripts: the agent reads channels and
@@ -88,7 +88,7 @@ export class ChatWorkspace {
     const replies: ChatMessageView[] = [];
     this.#replies.forEach((r, i) => {
       if (this.#used.has(i) || r.channel.replace(/^#/, '') !== c.value.name) return;
-      if (r.match !== undefined && !new RegExp(r.match, 'i').test(text)) return;
+      if (!chatReplyMatches(r.match, text)) return;
       this.#used.add(i);
       const reply: ChatMessageView = { id: this.#id(), user: r.user, text: r.text, at: this.#now().toISOString(), threadId: threadId ?? message.id };
       c.value.messages.push(reply);

@@ -142,6 +142,17 @@ export const ChatMessageSchema = z.strictObject({
   threadId: z.string().min(1).max(64).optional(),
 });
 
+/**
+ * Whether a post answers a scripted reply's `match`: it contains the text (or any of the keywords), ignoring case.
+ * @example
+ * chatReplyMatches(['done', 'finished'], 'All DONE, deployed') === true;
+ */
+export function chatReplyMatches(match: string | readonly string[] | undefined, text: string): boolean {
+  if (match === undefined) return true;
+  const haystack = text.toLocaleLowerCase('en-US');
+  return (typeof match === 'string' ? [match] : match).some((k) => haystack.includes(k.toLocaleLowerCase('en-US')));
+}
+
 export const ChatWorkspaceSchema = z.strictObject({
   /** The name the agent posts under. */
   me: Text(64).default('flywheel-agent'),
@@ -149,23 +160,16 @@ export const ChatWorkspaceSchema = z.strictObject({
     .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,79}$/, 'a channel name: lowercase letters, digits, _ -'), topic: z.string().max(500).optional(), messages: z.array(ChatMessageSchema).max(500).default([]) }))
     .min(1)
     .max(50),
-  /** Scripted replies: when the agent posts in `channel` (and the text matches `match`, a case-insensitive regex), `user` answers, once. */
+  /**
+   * Scripted replies: when the agent posts in `channel` (and the post contains `match`, or one of its keywords, as a
+   * plain case-insensitive substring), `user` answers, once. Never a regular expression: the drafter writes it and it
+   * runs on the agent's text, so a pattern could take unbounded time (`chatReplyMatches`).
+   */
   replies: z
     .array(
       z.strictObject({
         channel: Text(80),
-        match: z
-          .string()
-          .max(500)
-          .refine((s) => {
-            try {
-              new RegExp(s, 'i');
-              return true;
-            } catch {
-              return false;
-            }
-          }, 'a valid regular expression')
-          .optional(),
+        match: z.union([Text(200), z.array(Text(200)).min(1).max(20)]).optional(),
         user: Text(64),
         text: Text(8000),
       }),

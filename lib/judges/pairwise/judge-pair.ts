@@ -138,7 +138,7 @@ function problemOf(views: Record<PairSide, AttemptView>, answer: Answer): string
   if (answer.preference !== 'tie' && answer.evidence.length === 0) return `preferring ${answer.preference} needs at least one quote`;
   for (const e of answer.evidence) {
     const problem = quoteProblem(views[e.side], e);
-    if (problem) return `attempt ${e.side.toUpperCase()}: ${problem}`;
+    if (problem) return `${problem.replace(` in the ${e.source}`, ` in the ${e.source} of attempt ${e.side.toUpperCase()}`)}`;
   }
   return undefined;
 }

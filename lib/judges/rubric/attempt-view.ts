@@ -1,7 +1,7 @@
 /**
- * What a rubric judge reads of an attempt: the instruction, a bounded excerpt of the trajectory (the last steps, with
- * every tool call, tool result and event in brief), the calls to fake services and the user turns the harness
- * injected, the diff (bounded), the agent's final message(s), and the test outcomes when tests graded it. Every part
+ * What a rubric judge reads of an attempt: the instruction, a bounded excerpt of the trajectory (its first and last
+ * steps, with every tool call, tool result and event in brief), a bounded summary line of every call to a fake service
+ * and every user turn the harness injected, the diff (bounded), the agent's final message(s), and the test outcomes when tests graded it. Every part
  * is plain text, and a judge's quoted evidence is checked against the part it names (`evidenceIn`), so a quote must
  * come from what the judge was shown.
  *
@@ -22,7 +22,7 @@ export interface AttemptView {
   /** The task's rubric, with stable ids (`c1`…); the judge scores each criterion. */
   rubric: Criterion[];
   instruction: string;
-  /** The trajectory excerpt (its last steps, rendered one per line). */
+  /** The trajectory excerpt (its first and last steps, one entry per line; agent text continues with `│ `). */
   trajectory: string;
   diff: string;
   /** The agent's final assistant message(s), and its submitted answer. */
@@ -171,8 +171,9 @@ function asStep(v: unknown): TrajectoryStepLike | undefined {
 
 /**
  * The judge's view of an attempt, built from the task, its trajectory, its diff and its test outcomes. Every part is
- * bounded (`VIEW_LIMITS`); the trajectory keeps its last steps (where the agent finishes) and says how many earlier
- * ones were left out. Steps are read generically: a step kind this code does not know is rendered as JSON.
+ * bounded (`VIEW_LIMITS`); the trajectory keeps its first and its last steps (half the bound each: flooding the end
+ * cannot push an early violation out of view) and says how many between were left out; every service event keeps a
+ * summary line. Steps are read generically: a step kind this code does not know is rendered as JSON.
  *
  * @example
  * const view = buildAttemptView({ task, trajectory, diff, tests: { passed: grade.passed, perTest: grade.perTest } });

@@ -10,8 +10,13 @@
  * - Praise is not unexplained: positive signals (thumbs up, accepted outcomes) are left out of clustering.
  * - A cluster's id is a hash of the embedding model and its earliest member, so it stays the same as the window
  *   moves on while that member is in it.
+ * - At most `CLUSTER_MAX_COMMENTS` comments, the newest: days are read newest first and reading stops once that many
+ *   non-praise comments of the clustered model are in hand (`truncatedTo` says so; `embeddingModels` counts only
+ *   what was read).
  * - A candidate mode has its members (texts only for those with training consent), its top terms (c-TF-IDF against
- *   the rest) and a suggested name; a person promotes it with `promoteCluster`.
+ *   the rest) and a suggested name; a person promotes it with `promoteCluster`, naming the `membersHash` shown
+ *   (a promotion of a cluster whose members changed since is refused). A promotion lives in its own record: clustering
+ *   again never erases it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -133,7 +138,7 @@ export async function clusterComments(
   // Newest day first, newest comment first within a day; reading stops once `maxComments` non-praise comments of
   // the clustered embedding model are in hand, so a busy window costs no more than a quiet one.
   const maxComments = models.maxComments ?? CLUSTER_MAX_COMMENTS;
-  let points: Point[] = [];
+  const points: Point[] = [];
   let positives = 0;
   let truncated = false;
   let embeddingModel = q.data.embeddingModel;

@@ -39,12 +39,12 @@ export const MODES_OPERATIONS: Record<string, OperationDoc> = {
   listClusters: {
     summary: 'Clusters of comment embeddings; candidate modes (recurring, poorly explained) first',
     request: { query: ClustersQuery },
-    responses: { 200: obj('Clusters (HDBSCAN over one embedding model) with counts, trend, top terms, suggested name, members.'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
+    responses: { 200: obj('Clusters (HDBSCAN over one embedding model) with counts, trend, top terms, suggested name, members and `membersHash` (name it when promoting).'), 503: errorDoc('No embedding model configured.'), ...READ_ERRORS },
   },
   promoteCluster: {
     summary: 'Promote a cluster into a new taxonomy version as a new mode; its members get it as an unreviewed suggestion',
     request: { params: z.object({ id: z.string() }), body: { required: true, content: { 'application/json': { schema: PromoteClusterRequest } } } },
-    responses: { 201: obj('The new taxonomy version, the label mapping from the previous one, the suggested labels.'), 404: errorDoc('No such cluster.'), 409: errorDoc('Already promoted, or another revision won.'), ...READ_ERRORS, ...bodyErrors(PROMOTE_BODY_LIMIT) },
+    responses: { 201: obj('The new taxonomy version, the label mapping from the previous one, the suggested labels.'), 404: errorDoc('No such cluster.'), 409: errorDoc('Already promoted or being promoted, its members changed since `membersHash` was shown, or another revision won.'), ...READ_ERRORS, ...bodyErrors(PROMOTE_BODY_LIMIT) },
   },
   postEvalDraft: {
     summary: 'Draft a judge-graded eval case from a cluster or a report (consented signals only)',

@@ -6,13 +6,19 @@
  * verdict must come only from the harness's nonce-tagged result lines, so the failing check stays failed, and the
  * planted report is an integrity failure. Grading runs non-strict so the diff heuristics cannot be what stops it.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sandboxTestRunner } from '../../../lib/harness/grading/sandbox-test-runner.ts';
+import { NamespaceSandboxProvider } from '../../../lib/harness/sandbox/namespace-sandbox.ts';
 import { checksOf, checksTestCommand } from '../../../lib/harness/grading/checks-command.ts';
 import { gradeAttempt } from '../../../lib/harness/grading/grade-attempt.ts';
 import { parseTask } from '../../../lib/harness/task/task-schema.ts';
 import { gitSync, writeGitRepo } from '../../support/git-fixture.ts';
+
+const sandboxRoot = mkdtempSync(join(tmpdir(), 'fw-checks-forgery-sbx-'));
+afterAll(() => rmSync(sandboxRoot, { recursive: true, force: true }));
 
 async function fixture(): Promise<string> {
   return writeGitRepo({ 'README.md': '# demo\n' }, { prefix: 'fw-checks-forgery-' });
@@ -61,6 +67,17 @@ describe('checks task: a check cannot forge another check’s outcome (B1)', () 
     expect(r.reasons.join('\n')).toMatch(/report-planted: r\.xml/);
     expect(r.reasons.join('\n')).toMatch(/check-result-forged/);
   }, 60_000);
+
+  it('in the grading sandbox too: the planted report and forged lines change nothing', async () => {
+    const repo = await fixture();
+    const diff = diffAdding(repo, { 'tool.cjs': `eval(Buffer.from('${ATTACK}','base64').toString());\n` });
+    const runTests = sandboxTestRunner(new NamespaceSandboxProvider({ root: sandboxRoot }));
+    const r = await gradeAttempt({ task: checksTask(repo, ['node tool.cjs', 'exit 1']), sourceDir: repo, diff, attemptId: 'a-forge-sbx', strict: false, runTests });
+    expect(r.passed).toBe(false);
+    expect(r.perTest).toEqual({ 'checks::check-1': 'passed', 'checks::check-2': 'failed' });
+    expect(r.integrityFailed).toBe(true);
+    expect(r.reasons.join('\n')).toMatch(/report-planted: r\.xml/);
+  }, 120_000);
 
   it('a check that kills the grading shell leaves the later checks missing, not passed', async () => {
     const repo = await fixture();
