@@ -25,7 +25,7 @@ beforeAll(async () => {
   // The judge quotes the start of whatever comment it is shown, as "other".
   models = await startScriptedModelServer((req) => {
     if (JSON.stringify(req.body.tools).includes(DRAFT_TOOL)) {
-      return reply.tool(DRAFT_TOOL, { instruction: 'Fix the typo in README.md only.', context: 'Many markdown files.', rubric: [{ criterion: 'Only README.md changes' }], checks: ['git diff --quiet -- docs'] });
+      return reply.tool(DRAFT_TOOL, { instruction: 'Fix the typo in README.md only.', context: 'Many markdown files.', rubric: [{ criterion: 'Only README.md changes' }], checks: ['! grep -rq teh README.md'] });
     }
     const text = JSON.stringify(req.body.messages);
     const m = /Comment:\\n<<<\\n(.{1,20})/.exec(text);
