@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { ChatMessage, ModelsPort, ToolDefinition } from '../../ports/models.ts';
 import { judgeIdentity, parseJudgeDefinition, type Criterion, type JudgeDefinition, type JudgeRef } from '../judge-identity.ts';
 import { attemptFenceNotice, newAttemptFence, quoteProblem, renderAttemptView, type AttemptView } from '../rubric/attempt-view.ts';
-import type { JudgeBudget } from '../rubric/judge-attempt.ts';
+import { JudgeConversation, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
 import { EVIDENCE_SOURCES, type Evidence } from '../schemas.ts';
 
 export const PAIRWISE_JUDGE_NAME = 'pairwise-judge';
@@ -58,7 +58,7 @@ export interface JudgePairOptions {
   maxAttempts?: number;
   budget?: JudgeBudget;
   /** The judge model's price, when it has one (the cost budget and `costUsd` need it). */
-  pricing?: { promptPerMillion: number; completionPerMillion: number };
+  pricing?: TokenPricing;
   signal?: AbortSignal;
 }
 
@@ -166,10 +166,6 @@ export async function judgePair(model: ModelsPort, viewA: AttemptView, viewB: At
   const identity = judgeIdentity(def);
   const views: Record<PairSide, AttemptView> = { a: viewA, b: viewB };
   const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? PAIRWISE_MAX_ATTEMPTS));
-  const maxCalls = Math.max(0, Math.floor(options.budget?.maxCalls ?? maxAttempts));
-  const usage = { promptTokens: 0, completionTokens: 0 };
-  let costUsd = options.pricing ? 0 : undefined;
-  let calls = 0;
   const criteria = def.rubric.length > 0 ? def.rubric : viewA.rubric;
   const tool = toolOf(def);
   const fenceA = newAttemptFence();
@@ -181,36 +177,16 @@ export async function judgePair(model: ModelsPort, viewA: AttemptView, viewB: At
       content: `${criteriaText(criteria)}# Attempt A\n\n${renderAttemptView(viewA, fenceA)}\n\n# Attempt B\n\n${renderAttemptView(viewB, fenceB)}\n\nCall ${PAIRWISE_TOOL} with your preference (a, b or tie).`,
     },
   ];
+  const talk = new JudgeConversation(model, def, messages, tool, { maxAttempts, ...(options.budget ? { budget: options.budget } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.signal ? { signal: options.signal } : {}) });
 
   let last: Answer | undefined;
   let problem: string | undefined;
   let stopReason: string | undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const spent = budgetSpent(options.budget, { calls, maxCalls, tokens: usage.promptTokens + usage.completionTokens, costUsd });
-    if (spent) {
-      stopReason = `budget spent: ${spent}`;
-      break;
-    }
-    const reply = await model.chat({
-      messages,
-      tools: [tool],
-      sampling: {
-        temperature: def.decoding.temperature,
-        ...(def.decoding.topP !== undefined ? { topP: def.decoding.topP } : {}),
-        ...(def.decoding.maxTokens !== undefined ? { maxTokens: def.decoding.maxTokens } : {}),
-        ...(def.decoding.seed !== undefined ? { seed: def.decoding.seed } : {}),
-      },
-      returnTokens: false,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    calls++;
-    usage.promptTokens += reply.usage.promptTokens;
-    usage.completionTokens += reply.usage.completionTokens;
-    if (options.pricing && costUsd !== undefined) {
-      costUsd += (reply.usage.promptTokens * options.pricing.promptPerMillion + reply.usage.completionTokens * options.pricing.completionPerMillion) / 1e6;
-    }
-    const call = reply.message.toolCalls.find((c) => c.name === PAIRWISE_TOOL) ?? reply.message.toolCalls[0];
-    const parsed = parseAnswer(call ? call.arguments : reply.message.content);
+    stopReason = talk.spent();
+    if (stopReason) break;
+    const answer = await talk.ask();
+    const parsed = parseAnswer(answer.raw);
     if (parsed.ok) {
       last = parsed.answer;
       problem = problemOf(views, parsed.answer);
@@ -218,11 +194,10 @@ export async function judgePair(model: ModelsPort, viewA: AttemptView, viewB: At
         return finish({ preference: parsed.answer.preference, reason: parsed.answer.reason, evidence: parsed.answer.evidence.map(trimEvidence) });
       }
     } else problem = parsed.message;
-    messages.push({ role: 'assistant', content: reply.message.content, ...(call ? { toolCalls: [call] } : {}) });
     const correction = `Your answer was refused: ${problem}. Call ${PAIRWISE_TOOL} again, quoting text exactly as it appears in the part of the attempt (side a or b) you name.`;
-    messages.push(call ? { role: 'tool', toolCallId: call.id, name: call.name, content: correction, isError: true } : { role: 'user', content: correction });
+    talk.refuse(answer, correction);
   }
-  const voided = stopReason ?? `no valid answer after ${calls} call(s)${problem ? `: ${problem}` : ''}`;
+  const voided = stopReason ?? `no valid answer after ${talk.meter().calls} call(s)${problem ? `: ${problem}` : ''}`;
   return finish({ preference: last?.preference ?? 'tie', reason: last?.reason ?? '', evidence: (last?.evidence ?? []).map(trimEvidence), voided });
 
   function finish(result: { preference: PairPreference; reason: string; evidence: PairEvidence[]; voided?: string }): PairJudgement {
@@ -230,9 +205,7 @@ export async function judgePair(model: ModelsPort, viewA: AttemptView, viewB: At
       judge: { name: identity.name, version: identity.version },
       ...result,
       complete: result.voided === undefined,
-      calls,
-      usage,
-      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...talk.meter(),
       latencyMs: Date.now() - started,
     };
   }
@@ -242,9 +215,3 @@ function trimEvidence(e: PairEvidence): PairEvidence {
   return { side: e.side, source: e.source, quote: e.quote.slice(0, 4000) };
 }
 
-function budgetSpent(budget: JudgeBudget | undefined, used: { calls: number; maxCalls: number; tokens: number; costUsd: number | undefined }): string | undefined {
-  if (used.calls >= used.maxCalls) return `${used.calls} of ${used.maxCalls} model call(s) made`;
-  if (budget?.maxTokens !== undefined && used.tokens >= budget.maxTokens) return `${used.tokens} tokens used of ${budget.maxTokens}`;
-  if (budget?.maxCostUsd !== undefined && used.costUsd !== undefined && used.costUsd >= budget.maxCostUsd) return `$${used.costUsd.toFixed(4)} spent of $${budget.maxCostUsd}`;
-  return undefined;
-}

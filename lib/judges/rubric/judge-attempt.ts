@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { judgeIdentity, parseJudgeDefinition, type Criterion, type JudgeDefinition } from '../judge-identity.ts';
 import { EVIDENCE_SOURCES, CRITERION_VERDICTS, type CriterionResult, type Evidence, type Judgement } from '../schemas.ts';
 import type { ChatMessage, ModelsPort, ToolDefinition } from '../../ports/models.ts';
+import { JudgeConversation, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
 import { attemptFenceNotice, MIN_QUOTE_CHARS, newAttemptFence, quoteProblem, renderAttemptView, type AttemptView } from './attempt-view.ts';
 
 export const RUBRIC_JUDGE_NAME = 'rubric-judge';
@@ -23,23 +24,13 @@ export const RUBRIC_TOOL = 'record_rubric_verdicts';
 /** Answers asked for at most (the first included). */
 export const RUBRIC_MAX_ATTEMPTS = 3;
 
-/** What one attempt's judging may spend; when spent, the criteria still open are voided. */
-export interface JudgeBudget {
-  /** Model calls (retries included); default `maxAttempts`. */
-  maxCalls?: number;
-  /** Prompt + completion tokens over the calls. */
-  maxTokens?: number;
-  /** Dollars, counted only when `pricing` is given. */
-  maxCostUsd?: number;
-}
-
 export interface JudgeAttemptOptions {
   judge: JudgeDefinition;
   budget?: JudgeBudget;
   /** Answers asked for at most; default 3. */
   maxAttempts?: number;
   /** The judge model's price, when it has one (the cost budget and `costUsd` need it). */
-  pricing?: { promptPerMillion: number; completionPerMillion: number };
+  pricing?: TokenPricing;
   signal?: AbortSignal;
 }
 
@@ -200,10 +191,6 @@ export async function judgeAttempt(model: ModelsPort, view: AttemptView, options
   const identity = judgeIdentity(def);
   const rubric = def.rubric;
   const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? RUBRIC_MAX_ATTEMPTS));
-  const maxCalls = Math.max(0, Math.floor(options.budget?.maxCalls ?? maxAttempts));
-  const usage = { promptTokens: 0, completionTokens: 0 };
-  let costUsd = options.pricing ? 0 : undefined;
-  let calls = 0;
 
   const accepted = new Map<string, CriterionResult>();
   const lastAnswer = new Map<string, AnsweredVerdict>();
@@ -215,34 +202,14 @@ export async function judgeAttempt(model: ModelsPort, view: AttemptView, options
     { role: 'system', content: `${def.prompt || RUBRIC_JUDGE_PROMPT}\n\n${attemptFenceNotice(fence)}` },
     { role: 'user', content: `Rubric:\n${rubricText(rubric)}\n\nThe attempt:\n\n${renderAttemptView(view, fence)}\n\nCall ${RUBRIC_TOOL} with one verdict per criterion id.` },
   ];
+  const talk = new JudgeConversation(model, def, messages, tool, { maxAttempts, ...(options.budget ? { budget: options.budget } : {}), ...(options.pricing ? { pricing: options.pricing } : {}), ...(options.signal ? { signal: options.signal } : {}) });
 
   let stopReason: string | undefined;
   for (let attempt = 1; attempt <= maxAttempts && open().length > 0; attempt++) {
-    const spent = budgetSpent(options.budget, { calls, maxCalls, tokens: usage.promptTokens + usage.completionTokens, costUsd });
-    if (spent) {
-      stopReason = `budget spent: ${spent}`;
-      break;
-    }
-    const reply = await model.chat({
-      messages,
-      tools: [tool],
-      sampling: {
-        temperature: def.decoding.temperature,
-        ...(def.decoding.topP !== undefined ? { topP: def.decoding.topP } : {}),
-        ...(def.decoding.maxTokens !== undefined ? { maxTokens: def.decoding.maxTokens } : {}),
-        ...(def.decoding.seed !== undefined ? { seed: def.decoding.seed } : {}),
-      },
-      returnTokens: false,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    calls++;
-    usage.promptTokens += reply.usage.promptTokens;
-    usage.completionTokens += reply.usage.completionTokens;
-    if (options.pricing && costUsd !== undefined) {
-      costUsd += (reply.usage.promptTokens * options.pricing.promptPerMillion + reply.usage.completionTokens * options.pricing.completionPerMillion) / 1e6;
-    }
-    const call = reply.message.toolCalls.find((c) => c.name === RUBRIC_TOOL) ?? reply.message.toolCalls[0];
-    const parsed = parseAnswer(call ? call.arguments : reply.message.content);
+    stopReason = talk.spent();
+    if (stopReason) break;
+    const answer = await talk.ask();
+    const parsed = parseAnswer(answer.raw);
     const problems: string[] = [];
     if (!parsed.ok) problems.push(parsed.message);
     else {
@@ -268,13 +235,13 @@ export async function judgeAttempt(model: ModelsPort, view: AttemptView, options
       }
     }
     if (open().length === 0) break;
-    messages.push({ role: 'assistant', content: reply.message.content, ...(call ? { toolCalls: [call] } : {}) });
     const correction = `Your answer was refused: ${problems.join('; ')}. Call ${RUBRIC_TOOL} again for criteria ${open()
       .map((c) => c.id)
       .join(', ')} only, quoting text exactly as it appears in the part you name.`;
-    messages.push(call ? { role: 'tool', toolCallId: call.id, name: call.name, content: correction, isError: true } : { role: 'user', content: correction });
+    talk.refuse(answer, correction);
   }
 
+  const { calls, usage, costUsd } = talk.meter();
   const criteria: CriterionResult[] = rubric.map((c) => {
     const ok = accepted.get(c.id);
     if (ok) return ok;
@@ -298,9 +265,3 @@ function trimEvidence(e: Evidence): Evidence {
   return { source: e.source, quote: e.quote.slice(0, 4000) };
 }
 
-function budgetSpent(budget: JudgeBudget | undefined, used: { calls: number; maxCalls: number; tokens: number; costUsd: number | undefined }): string | undefined {
-  if (used.calls >= used.maxCalls) return `${used.calls} of ${used.maxCalls} model call(s) made`;
-  if (budget?.maxTokens !== undefined && used.tokens >= budget.maxTokens) return `${used.tokens} tokens used of ${budget.maxTokens}`;
-  if (budget?.maxCostUsd !== undefined && used.costUsd !== undefined && used.costUsd >= budget.maxCostUsd) return `$${used.costUsd.toFixed(4)} spent of $${budget.maxCostUsd}`;
-  return undefined;
-}

@@ -11,7 +11,7 @@ import type { Ports } from '../../ports/ports.ts';
 import { PREFERENCE_LABEL } from '../annotation/annotation-item.ts';
 import type { JudgeDefinition } from '../judge-identity.ts';
 import { judgePair } from '../pairwise/judge-pair.ts';
-import type { JudgeBudget } from '../rubric/judge-attempt.ts';
+import type { JudgeBudget } from '../judge-conversation.ts';
 import type { JudgeRunner } from '../schemas.ts';
 import { loadAttemptView } from './load-attempt-view.ts';
 

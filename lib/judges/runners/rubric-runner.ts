@@ -9,7 +9,8 @@ import { ValidationError } from '../../errors.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
 import type { JudgeDefinition } from '../judge-identity.ts';
-import { judgeAttempt, type JudgeBudget } from '../rubric/judge-attempt.ts';
+import type { JudgeBudget } from '../judge-conversation.ts';
+import { judgeAttempt } from '../rubric/judge-attempt.ts';
 import type { JudgeRunner } from '../schemas.ts';
 import { loadAttemptView } from './load-attempt-view.ts';
 
