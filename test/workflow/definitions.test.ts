@@ -13,12 +13,8 @@ import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
 import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
 import { deriveJudgesDefinition } from '../../lib/judges/workflow/derive-judges.asl.ts';
 import { localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
-import {
-  BATCH_JOB_RETRY,
-  BATCH_SUBMIT_RETRY,
-  LAMBDA_STEP_RETRY,
-  worstCasePauseSeconds,
-} from '../../lib/sweeps/workflow/retry-policies.ts';
+import { worstCasePauseSeconds } from '../../lib/shared/asl-retry.ts';
+import { BATCH_JOB_RETRY, BATCH_SUBMIT_RETRY, LAMBDA_STEP_RETRY } from '../../lib/sweeps/workflow/retry-policies.ts';
 import {
   INLINE_MAP_MAX_CONCURRENCY,
   SHARD_JOB_ENVIRONMENT,

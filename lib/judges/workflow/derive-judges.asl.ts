@@ -16,13 +16,12 @@ import type { DeriveStepName } from './derive-steps.ts';
 import {
   DERIVE_STEP_ERRORS,
   DERIVE_STEP_RETRY,
-  noRetry,
-  retrier,
   TRAINER_CLIENT_ERRORS,
   TRAINER_SUBMIT_ERRORS,
   TRAINER_SUBMIT_RETRY,
   TRAINER_TASK_FAILED_ERRORS,
 } from './derive-retry-policies.ts';
+import { noRetry, retrier } from '../../shared/asl-retry.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type AslState = { [key: string]: Json };

@@ -3,14 +3,9 @@
  * (the sums of the backoff values; every retrier uses full jitter, as the sweep's do).
  */
 import { ErrorNames } from '../../errors.ts';
+import { ModelErrorNames } from '../../models/model-errors.ts';
+import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl-retry.ts';
 
-export interface RetryPolicy {
-  intervalSeconds: number;
-  backoffRate: number;
-  /** Retries after the first try (Step Functions' MaxAttempts). */
-  maxAttempts: number;
-  maxDelaySeconds: number;
-}
 
 /**
  * Lambda steps: service errors, throttling, `Flywheel.TransientError` (a store briefly unavailable) and a judge
@@ -19,20 +14,13 @@ export interface RetryPolicy {
  */
 export const DERIVE_STEP_RETRY: RetryPolicy = { intervalSeconds: 5, backoffRate: 2, maxAttempts: 3, maxDelaySeconds: 60 };
 
-export const DERIVE_STEP_ERRORS = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-  ErrorNames.transient,
-  'Flywheel.ModelUnavailable',
-] as const;
+export const DERIVE_STEP_ERRORS = [...LAMBDA_SERVICE_ERRORS, ErrorNames.transient, ModelErrorNames.unavailable] as const;
 
 /** Batch SubmitJob throttled or briefly unavailable: 5 s, backoff 2, 5 retries, capped at 60 s → 5+10+20+40+60 = 135 s. */
 export const TRAINER_SUBMIT_RETRY: RetryPolicy = { intervalSeconds: 5, backoffRate: 2, maxAttempts: 5, maxDelaySeconds: 60 };
-export const TRAINER_SUBMIT_ERRORS = ['Batch.AWSBatchException', 'Batch.ServerException', 'Batch.TooManyRequestsException'] as const;
+export const TRAINER_SUBMIT_ERRORS = BATCH_SUBMIT_ERRORS;
 /** A refused submission (unknown queue or definition) fails the same way again: never retried. */
-export const TRAINER_CLIENT_ERRORS = ['Batch.ClientException'] as const;
+export const TRAINER_CLIENT_ERRORS = BATCH_CLIENT_ERRORS;
 /**
  * The trainer job's runs: one retry layer, Batch's. The job definition has `attempts: 2` and exits at once on the
  * trainer's bad-input code (2: bad teacher data, which no retry fixes); a host reclaimed, a network or disk error
@@ -43,27 +31,3 @@ export const TRAINER_CLIENT_ERRORS = ['Batch.ClientException'] as const;
 export const TRAINER_JOB_ATTEMPTS = 2;
 /** ASL tries of the trainer job (`.sync` failed → `States.TaskFailed`): one, never retried. */
 export const TRAINER_TASK_FAILED_ERRORS = ['States.TaskFailed'] as const;
-
-/** Worst-case total pause of a policy: the capped backoff values summed. */
-export function worstCasePauseSeconds(policy: RetryPolicy): number {
-  let total = 0;
-  for (let i = 0; i < policy.maxAttempts; i++) total += Math.min(policy.intervalSeconds * policy.backoffRate ** i, policy.maxDelaySeconds);
-  return total;
-}
-
-/** A retrier that matches `errors` and retries none of them: it shadows the retriers after it (first match wins). */
-export function noRetry(errors: readonly string[]): { [field: string]: number | string[] } {
-  return { ErrorEquals: [...errors], MaxAttempts: 0 };
-}
-
-/** The ASL retrier for a policy (full jitter). */
-export function retrier(errors: readonly string[], policy: RetryPolicy): { [field: string]: string | number | string[] } {
-  return {
-    ErrorEquals: [...errors],
-    IntervalSeconds: policy.intervalSeconds,
-    BackoffRate: policy.backoffRate,
-    MaxAttempts: policy.maxAttempts,
-    MaxDelaySeconds: policy.maxDelaySeconds,
-    JitterStrategy: 'FULL',
-  };
-}

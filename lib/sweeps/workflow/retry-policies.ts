@@ -6,16 +6,8 @@
  */
 
 import { ErrorNames } from '../../errors.ts';
+import { LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl-retry.ts';
 
-export interface RetryPolicy {
-  /** Seconds before the first retry. */
-  intervalSeconds: number;
-  backoffRate: number;
-  /** Retries after the first try (Step Functions' MaxAttempts). */
-  maxAttempts: number;
-  /** Cap on one pause. */
-  maxDelaySeconds: number;
-}
 
 /**
  * AWS Batch SubmitJob throttled (50 submissions per second per account) or briefly unavailable.
@@ -24,16 +16,6 @@ export interface RetryPolicy {
  */
 export const BATCH_SUBMIT_RETRY: RetryPolicy = { intervalSeconds: 5, backoffRate: 2, maxAttempts: 6, maxDelaySeconds: 120 };
 
-/** Step Functions' names for Batch API errors worth retrying (throttling, server side); a ClientException is not. */
-export const BATCH_SUBMIT_ERRORS = ['Batch.AWSBatchException', 'Batch.ServerException', 'Batch.TooManyRequestsException'] as const;
-
-/**
- * Batch refused the submission itself (an unknown queue or job definition, an invalid parameter or override): the
- * same request fails the same way again, so it is never retried. It needs a retrier of its own, ahead of the others
- * (`noRetry`), because `States.TaskFailed` in a retrier matches every error a Task raises except `States.Timeout`, on
- * Step Functions and in `aws-local-stepfunctions` alike, and Step Functions uses the first retrier that matches.
- */
-export const BATCH_CLIENT_ERRORS = ['Batch.ClientException'] as const;
 
 /**
  * The shard's array job failed (Step Functions reports `States.TaskFailed`), typically because the queue's RUNNABLE
@@ -49,36 +31,4 @@ export const BATCH_JOB_RETRY: RetryPolicy = { intervalSeconds: 60, backoffRate: 
  */
 export const LAMBDA_STEP_RETRY: RetryPolicy = { intervalSeconds: 2, backoffRate: 2, maxAttempts: 4, maxDelaySeconds: 30 };
 
-export const LAMBDA_STEP_ERRORS = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-  ErrorNames.transient,
-] as const;
-
-/** Worst-case total pause of a policy: the capped backoff values summed (what the comments above compute). */
-export function worstCasePauseSeconds(policy: RetryPolicy): number {
-  let total = 0;
-  for (let i = 0; i < policy.maxAttempts; i++) {
-    total += Math.min(policy.intervalSeconds * policy.backoffRate ** i, policy.maxDelaySeconds);
-  }
-  return total;
-}
-
-/** A retrier that matches `errors` and retries none of them (MaxAttempts 0): it shadows the retriers after it. */
-export function noRetry(errors: readonly string[]): { [field: string]: number | string[] } {
-  return { ErrorEquals: [...errors], MaxAttempts: 0 };
-}
-
-/** The ASL retrier for a policy (full jitter). */
-export function retrier(errors: readonly string[], policy: RetryPolicy): { [field: string]: string | number | string[] } {
-  return {
-    ErrorEquals: [...errors],
-    IntervalSeconds: policy.intervalSeconds,
-    BackoffRate: policy.backoffRate,
-    MaxAttempts: policy.maxAttempts,
-    MaxDelaySeconds: policy.maxDelaySeconds,
-    JitterStrategy: 'FULL',
-  };
-}
+export const LAMBDA_STEP_ERRORS = [...LAMBDA_SERVICE_ERRORS, ErrorNames.transient] as const;

@@ -23,7 +23,8 @@
  * `aws-local-stepfunctions` ignores ProcessorConfig and runs both as a Map, so the local runtime takes whichever
  * branch the plan chooses. The plan itself is bounded by the 256 KiB state (`MAX_SWEEP_SHARDS`).
  */
-import { BATCH_CLIENT_ERRORS, BATCH_JOB_RETRY, BATCH_SUBMIT_ERRORS, BATCH_SUBMIT_RETRY, LAMBDA_STEP_ERRORS, LAMBDA_STEP_RETRY, noRetry, retrier } from './retry-policies.ts';
+import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, noRetry, retrier } from '../../shared/asl-retry.ts';
+import { BATCH_JOB_RETRY, BATCH_SUBMIT_RETRY, LAMBDA_STEP_ERRORS, LAMBDA_STEP_RETRY } from './retry-policies.ts';
 import type { SweepStepIo, SweepStepName } from './sweep-steps.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
