@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
 import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
 import { DERIVE_STEP_RETRY, TRAINER_JOB_ATTEMPTS, TRAINER_SUBMIT_RETRY } from '../../lib/judges/workflow/derive-retry-policies.ts';
-import { worstCasePauseSeconds } from '../../lib/shared/asl-retry.ts';
+import { worstCasePauseSeconds } from '../../lib/shared/asl.ts';
 import { DERIVE_SHARE_IDENTIFIER, DERIVE_STATES, deriveJudgesDefinition, TRAINER_JOB_ENVIRONMENT } from '../../lib/judges/workflow/derive-judges.asl.ts';
 import { BATCH_JOB_NAME_MAX, derivationIdOf, deriveSteps, dispatchDeriveStep, trainerJobName } from '../../lib/judges/workflow/derive-steps.ts';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';

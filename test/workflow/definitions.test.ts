@@ -13,7 +13,7 @@ import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
 import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
 import { deriveJudgesDefinition } from '../../lib/judges/workflow/derive-judges.asl.ts';
 import { localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
-import { worstCasePauseSeconds } from '../../lib/shared/asl-retry.ts';
+import { worstCasePauseSeconds, type AslDefinition } from '../../lib/shared/asl.ts';
 import { BATCH_JOB_RETRY, BATCH_SUBMIT_RETRY, LAMBDA_STEP_RETRY } from '../../lib/sweeps/workflow/retry-policies.ts';
 import {
   INLINE_MAP_MAX_CONCURRENCY,
@@ -21,7 +21,6 @@ import {
   SWEEP_SHARE_IDENTIFIER,
   SWEEP_STATES,
   sweepDefinition,
-  type AslDefinition,
 } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { SWEEP_STEP_NAMES, type ShardRef } from '../../lib/sweeps/workflow/sweep-steps.ts';
 import { synthesizedSweepDefinition } from './synthesized-definition.ts';

@@ -21,17 +21,8 @@ import {
   TRAINER_SUBMIT_RETRY,
   TRAINER_TASK_FAILED_ERRORS,
 } from './derive-retry-policies.ts';
-import { noRetry, retrier } from '../../shared/asl-retry.ts';
+import { noRetry, retrier, type AslDefinition, type AslState, type Json } from '../../shared/asl.ts';
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type AslState = { [key: string]: Json };
-export interface AslDefinition {
-  Comment?: string;
-  StartAt: string;
-  States: Record<string, AslState>;
-  TimeoutSeconds?: number;
-  [key: string]: Json | undefined;
-}
 
 export interface DeriveDefinitionArns {
   /** The one Lambda function (ARN or name) that runs every step. */

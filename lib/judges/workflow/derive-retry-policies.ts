@@ -4,7 +4,7 @@
  */
 import { ErrorNames } from '../../errors.ts';
 import { ModelErrorNames } from '../../models/model-errors.ts';
-import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl-retry.ts';
+import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl.ts';
 
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import { ErrorNames } from '../../errors.ts';
-import { LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl-retry.ts';
+import { LAMBDA_SERVICE_ERRORS, type RetryPolicy } from '../../shared/asl.ts';
 
 
 /**

@@ -23,19 +23,10 @@
  * `aws-local-stepfunctions` ignores ProcessorConfig and runs both as a Map, so the local runtime takes whichever
  * branch the plan chooses. The plan itself is bounded by the 256 KiB state (`MAX_SWEEP_SHARDS`).
  */
-import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, noRetry, retrier } from '../../shared/asl-retry.ts';
+import { BATCH_CLIENT_ERRORS, BATCH_SUBMIT_ERRORS, noRetry, retrier, type AslDefinition, type AslState, type Json } from '../../shared/asl.ts';
 import { BATCH_JOB_RETRY, BATCH_SUBMIT_RETRY, LAMBDA_STEP_ERRORS, LAMBDA_STEP_RETRY } from './retry-policies.ts';
 import type { SweepStepIo, SweepStepName } from './sweep-steps.ts';
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type AslState = { [key: string]: Json };
-export interface AslDefinition {
-  Comment?: string;
-  StartAt: string;
-  States: Record<string, AslState>;
-  TimeoutSeconds?: number;
-  [key: string]: Json | undefined;
-}
 
 export interface SweepDefinitionArns {
   /** Lambda function ARN (or name) per step. */

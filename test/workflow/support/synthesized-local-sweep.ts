@@ -20,7 +20,7 @@ import { rmSync } from 'node:fs';
 import { type CfnElement, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { localSweepArns } from '../../../lib/sweeps/local/local-sweep-workflow.ts';
-import type { AslDefinition } from '../../../lib/sweeps/workflow/sweep.asl.ts';
+import type { AslDefinition } from '../../../lib/shared/asl.ts';
 import { SWEEP_STEP_NAMES } from '../../../lib/sweeps/workflow/sweep-steps.ts';
 import { synthFlywheel } from '../../infra/synth-flywheel.ts';
 

@@ -1,5 +1,5 @@
 /**
- * What every state machine's Retry policies share: the policy's shape, its worst-case pause, the ASL retrier (full
+ * What every state machine definition shares: the JSON types of an ASL document, and the Retry policies' parts: the policy's shape, its worst-case pause, the ASL retrier (full
  * jitter: each pause is drawn uniformly from 0 to the backoff value, so branches throttled together do not come back
  * together) and a retrier that retries nothing, and the Step Functions error names of the Batch and Lambda services.
  * Each state machine names its own policies beside its definition (`lib/sweeps/workflow/retry-policies.ts`,
@@ -10,6 +10,16 @@
  * worstCasePauseSeconds(STEP_RETRY); // 2 + 4 + 8 + 16 = 30
  * state.Retry = [noRetry(BATCH_CLIENT_ERRORS), retrier(LAMBDA_SERVICE_ERRORS, STEP_RETRY)];
  */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type AslState = { [key: string]: Json };
+export interface AslDefinition {
+  Comment?: string;
+  StartAt: string;
+  States: Record<string, AslState>;
+  TimeoutSeconds?: number;
+  [key: string]: Json | undefined;
+}
 
 export interface RetryPolicy {
   /** Seconds before the first retry. */
