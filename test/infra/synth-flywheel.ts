@@ -30,11 +30,12 @@ export interface SynthesizedStage {
 
 /**
  * Synthesizes the app as bin/flywheel-app.ts builds it, for one stage, into a temporary directory. Bundling is
- * skipped (the cfn-lint test runs the real CLI synth with bundling).
+ * skipped (the cfn-lint test runs the real CLI synth with bundling). `extraContext` adds to the app's context (e.g.
+ * `judgeModel`).
  */
-export function synthFlywheel(stageName: 'dev' | 'prod'): SynthesizedStage {
+export function synthFlywheel(stageName: 'dev' | 'prod', extraContext: Record<string, unknown> = {}): SynthesizedStage {
   const outdir = mkdtempSync(join(tmpdir(), `flywheel-infra-${stageName}-`));
-  const app = new App({ outdir, context: { ...cdkJsonContext(), stage: stageName, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ outdir, context: { ...cdkJsonContext(), stage: stageName, ...extraContext, 'aws:cdk:bundling-stacks': [] } });
   const stage = addFlywheelStage(app, stageName, routes);
   app.synth();
   const stageAssembly = stage.synth();

@@ -6,25 +6,17 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../lib/api/routes.ts';
-import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { JUDGE_VERDICT } from '../../lib/judges/events.ts';
-import { startLocalRuntime } from '../../lib/local/runtime.ts';
 import { MODE_IDS } from '../../lib/modes/taxonomy/taxonomy.ts';
 import { startScriptedModelServer } from '../support/scripted-model-server.ts';
-import { tempDirs } from '../support/temp-dirs.ts';
 import { PROCESS_TEST_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 import { SCOPE_LABEL, scriptedFailureModeJudge, storeSignals } from './support/annotation-fixture.ts';
+import { useLocalRuntime } from './support/http-runtime.ts';
 
 const run = promisify(execFile);
-const logger = new Logger({ serviceName: 'test', logLevel: 'ERROR' });
-const tempDir = tempDirs('flywheel-annotation-http-');
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { tempDir, cleanups, start } = useLocalRuntime('flywheel-annotation-http-');
 
 const ANNOTATION_ROUTES = ['listAnnotations', 'postAnnotation', 'postAnnotationLabels', 'postGoldSet', 'getGoldSet', 'calibrateJudge', 'checkJudgeDrift'];
 
@@ -44,18 +36,7 @@ describe('annotation over HTTP', () => {
       const dataDir = tempDir();
       const server = await startScriptedModelServer(scriptedFailureModeJudge(new Set(['s-yes-0'])));
       cleanups.push(() => server.close());
-      const runtime = await startLocalRuntime({ dataDir, port: 0, consumerThread: false, logger });
-      cleanups.push(() => runtime.close());
-      const side = openLocalPorts(dataDir);
-      cleanups.push(() => side.close());
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${runtime.url}${path}`, {
-          method,
-          headers: { 'x-api-key': runtime.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        });
-        return { status: res.status, body: (await res.json()) as Record<string, any> };
-      };
+      const { side, call } = await start(dataDir);
 
       const signals = await storeSignals(side, 16);
       const truth = new Map(signals.map((s) => [s.key, s.truth]));

@@ -4,39 +4,19 @@
  * the subjects not queued yet (a retry after a timeout finishes the job) while another definition is a 409, and a
  * judge version whose model is not runnable here is refused naming `model`, never calibrated with a stand-in model.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { describe, expect, it } from 'vitest';
 import { GOLD_SET_SUBJECTS_PER_REQUEST } from '../../lib/judges/http/annotation-handlers.ts';
-import { startLocalRuntime } from '../../lib/local/runtime.ts';
 import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
 import { startScriptedModelServer } from '../support/scripted-model-server.ts';
-import { tempDirs } from '../support/temp-dirs.ts';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/wait-for.ts';
 import { SCOPE_LABEL, scriptedFailureModeJudge, storeSignals } from './support/annotation-fixture.ts';
+import { setEnvFor, useLocalRuntime } from './support/http-runtime.ts';
 
-const logger = new Logger({ serviceName: 'test', logLevel: 'ERROR' });
-const tempDir = tempDirs('flywheel-registry-annotation-http-');
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { cleanups, start } = useLocalRuntime('flywheel-registry-annotation-http-');
 
 async function runtimeWithSignals(n: number) {
-  const dataDir = tempDir();
-  const runtime = await startLocalRuntime({ dataDir, port: 0, consumerThread: false, logger });
-  cleanups.push(() => runtime.close());
-  const side = openLocalPorts(dataDir);
-  cleanups.push(() => side.close());
+  const { side, call } = await start();
   const signals = await storeSignals(side, n);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${runtime.url}${path}`, {
-      method,
-      headers: { 'x-api-key': runtime.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
   return { call, subjects: signals.map((s) => ({ kind: 'signal', signalKey: s.key })) };
 }
 
@@ -79,12 +59,7 @@ describe('calibrating over HTTP', () => {
       const server = await startScriptedModelServer(scriptedFailureModeJudge(new Set()));
       cleanups.push(() => server.close());
       const spec = `openai:judge@${server.baseUrl}`;
-      const before = process.env[JUDGE_MODEL_ENV];
-      process.env[JUDGE_MODEL_ENV] = spec;
-      cleanups.push(() => {
-        if (before === undefined) delete process.env[JUDGE_MODEL_ENV];
-        else process.env[JUDGE_MODEL_ENV] = before;
-      });
+      setEnvFor(cleanups, JUDGE_MODEL_ENV, spec);
       const { call, subjects } = await runtimeWithSignals(2);
       expect((await call('POST', '/v1/gold-sets', { name: 'fm-gold', judge: 'fm-judge', labels: [SCOPE_LABEL], subjects })).status).toBe(201);
 

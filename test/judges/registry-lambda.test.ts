@@ -1,30 +1,12 @@
 /** The `judges/api` Lambda entry: Powertools middlewares over the shared dispatcher, serving only the judges routes. */
-import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routesOf } from '../../lib/api/routes.ts';
-import { apiEvent } from '../support/lambda-events.ts';
+import { apiEvent, lambdaContext, stubApiLambdaEnv } from '../support/lambda-events.ts';
 
-const context = {
-  functionName: 'flywheel-test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:flywheel-test',
-  memoryLimitInMB: '256',
-  awsRequestId: 'req-1',
-  logGroupName: '/aws/lambda/flywheel-test',
-  logStreamName: 's',
-  callbackWaitsForEmptyEventLoop: true,
-  getRemainingTimeInMillis: () => 10_000,
-} as unknown as Context;
+const context = lambdaContext();
 
 beforeAll(() => {
-  // Endpoints that are never called: these requests are answered before any port is used.
-  process.env.FLYWHEEL_TABLE = 'table';
-  process.env.FLYWHEEL_BUCKET = 'bucket';
-  process.env.FLYWHEEL_INGEST_QUEUE_URL = 'http://127.0.0.1:9/queue/ingest';
-  process.env.FLYWHEEL_INGEST_DLQ_URL = 'http://127.0.0.1:9/queue/ingest-dlq';
-  process.env.FLYWHEEL_EVENT_BUS = 'bus';
-  process.env.AWS_REGION ??= 'us-east-1';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  stubApiLambdaEnv();
 });
 
 describe('functions/judges/api', () => {

@@ -8,11 +8,10 @@ import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { feedbackKeys } from '../../lib/feedback/record-keys.ts';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
 import { DRAFT_TOOL, draftEvalCase } from '../../lib/modes/evals/eval-drafts.ts';
-import { clusterMembersHash } from '../../lib/modes/clusters/cluster-comments.ts';
 import { clusterRecord } from '../../lib/modes/record-codecs.ts';
 import { promoteCluster } from '../../lib/modes/taxonomy/promote-cluster.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
-import { tempPorts } from './support/modes-fixture.ts';
+import { cluster, tempPorts } from './support/modes-fixture.ts';
 
 let env: { ports: LocalPorts; cleanup: () => void } | undefined;
 let server: ScriptedModelServer | undefined;
@@ -37,27 +36,6 @@ async function storeReport(ports: LocalPorts, reportId: string, body: string) {
   });
 }
 
-function cluster(id: string, signalKeys: string[]) {
-  return {
-    id,
-    count: signalKeys.length,
-    firstSeen: '2026-12-01T00:00:00.000Z',
-    lastSeen: '2026-12-02T00:00:00.000Z',
-    trend: { last7Days: signalKeys.length, previous7Days: 0, direction: 'up' as const },
-    byDay: {},
-    modes: { other: signalKeys.length },
-    explainedShare: 0,
-    candidateMode: true,
-    models: ['ckpt-a'],
-    examples: [],
-    signalKeys,
-    members: signalKeys.map((signalKey) => ({ signalKey, receivedAt: '2026-12-01T00:00:00.000Z' })),
-    computedAt: '2026-12-02T00:00:00.000Z',
-    embeddingModel: 'embed',
-    membersHash: clusterMembersHash(signalKeys),
-  };
-}
-
 const CASE = { instruction: 'Commit the fix with a plain message.', context: 'The project forbids emojis in commit messages.', rubric: [{ criterion: 'The commit message has no emoji' }], checks: [] };
 
 describe('a draft from a promoted cluster', () => {
@@ -67,8 +45,8 @@ describe('a draft from a promoted cluster', () => {
     const model = openAiCompatibleModel({ baseUrl: server.baseUrl, model: 'drafter' });
     await storeReport(env.ports, 'r-1', 'It put 🎉 in every commit message.');
     await storeReport(env.ports, 'r-2', 'Commit messages full of emojis again.');
-    const promoted = cluster('cl-aaaaaaaaaaaa', ['report:r-1', 'report:r-2']);
-    const plain = cluster('cl-bbbbbbbbbbbb', ['report:r-1']);
+    const promoted = cluster('cl-aaaaaaaaaaaa', [{ signalKey: 'report:r-1' }, { signalKey: 'report:r-2' }]);
+    const plain = cluster('cl-bbbbbbbbbbbb', [{ signalKey: 'report:r-1' }]);
     await env.ports.records.putMany([clusterRecord.encode(promoted), clusterRecord.encode(plain)]);
     await promoteCluster(env.ports, promoted.id, { id: 'emoji-commits', name: 'Emojis in commits', definition: 'Puts emojis in commit messages.', promotedBy: 'ana', examples: ['🎉 in commits'], membersHash: promoted.membersHash });
 

@@ -3,31 +3,21 @@
  * queue → the classify function with partial batch failures, the query function's routes, Bedrock access only to the
  * models named, and cdk-nag's AwsSolutions pack with nothing unacknowledged.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { rmSync } from 'node:fs';
+import type { App } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/api/routes.ts';
-import { addFlywheelStage, type FlywheelStage } from '../../lib/stacks/flywheel-stage.ts';
-import { cdkJsonContext, nagViolations } from '../infra/synth-flywheel.ts';
+import { nagViolations, synthFlywheel } from '../infra/synth-flywheel.ts';
 
 const MODEL_ID = 'anthropic.claude-sonnet-4-5-v1:0';
 let outdir: string;
 let app: App;
-let stage: FlywheelStage;
 let pipeline: Template;
 let api: Template;
 
 beforeAll(() => {
-  outdir = mkdtempSync(join(tmpdir(), 'flywheel-modes-infra-'));
-  app = new App({ outdir, context: { ...cdkJsonContext(), stage: 'dev', judgeModel: `bedrock:${MODEL_ID}`, 'aws:cdk:bundling-stacks': [] } });
-  stage = addFlywheelStage(app, 'dev', routes);
-  app.synth();
-  const assembly = stage.synth();
-  pipeline = Template.fromJSON(assembly.getStackArtifact(stage.pipeline.artifactId).template as Record<string, unknown>);
-  api = Template.fromJSON(assembly.getStackArtifact(stage.api.artifactId).template as Record<string, unknown>);
+  ({ outdir, app, pipeline, api } = synthFlywheel('dev', { judgeModel: `bedrock:${MODEL_ID}` }));
 }, 120_000);
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 

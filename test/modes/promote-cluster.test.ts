@@ -4,36 +4,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
-import { clusterMembersHash } from '../../lib/modes/clusters/cluster-comments.ts';
 import { clusterPromotionRecord, clusterRecord } from '../../lib/modes/record-codecs.ts';
 import { modeKeys } from '../../lib/modes/record-keys.ts';
 import { listSuggestedLabels, loadTaxonomyMapping, promoteCluster } from '../../lib/modes/taxonomy/promote-cluster.ts';
 import { listTaxonomyVersions } from '../../lib/modes/taxonomy/taxonomy-store.ts';
-import { tempPorts } from './support/modes-fixture.ts';
+import { cluster, tempPorts } from './support/modes-fixture.ts';
 
 let env: { ports: LocalPorts; cleanup: () => void } | undefined;
 afterEach(() => env?.cleanup());
-
-function cluster(id: string, members: { signalKey: string; text?: string }[]) {
-  return {
-    id,
-    count: members.length,
-    firstSeen: '2026-12-01T00:00:00.000Z',
-    lastSeen: '2026-12-02T00:00:00.000Z',
-    trend: { last7Days: members.length, previous7Days: 0, direction: 'up' as const },
-    byDay: {},
-    modes: { other: members.length },
-    explainedShare: 0,
-    candidateMode: true,
-    models: ['ckpt-a'],
-    examples: members.flatMap((m) => (m.text ? [{ signalKey: m.signalKey, model: 'ckpt-a', receivedAt: '2026-12-01T00:00:00.000Z', text: m.text, modes: ['other'] }] : [])),
-    signalKeys: members.map((m) => m.signalKey),
-    members: members.map((m) => ({ ...m, receivedAt: '2026-12-01T00:00:00.000Z' })),
-    computedAt: '2026-12-02T00:00:00.000Z',
-    embeddingModel: 'embed',
-    membersHash: clusterMembersHash(members.map((m) => m.signalKey)),
-  };
-}
 
 const base = { id: 'slow-answers', name: 'Slow answers', definition: 'Answers take minutes.', promotedBy: 'ana' };
 

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { makeDispatcher } from '../../lib/api/dispatch.ts';
 import { routes } from '../../lib/api/routes.ts';
 import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
@@ -118,4 +118,33 @@ export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQ
 
 export function sqsEvent(messages: QueueMessage[]): SQSEvent {
   return { Records: messages.map((m) => sqsRecord(m.messageId, m.body, m.receiveCount)) };
+}
+
+/** A Lambda context as the runtime passes it, so Powertools' injectLambdaContext has what it reads. */
+export function lambdaContext(name = 'flywheel-test', memoryLimitInMB = '256'): Context {
+  return {
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB,
+    awsRequestId: 'req-1',
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 's',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => 10_000,
+  } as unknown as Context;
+}
+
+/**
+ * The environment of an API Lambda entry, with endpoints that are never called: the requests these tests make are
+ * answered before any port is used.
+ */
+export function stubApiLambdaEnv(): void {
+  process.env.FLYWHEEL_TABLE = 'table';
+  process.env.FLYWHEEL_BUCKET = 'bucket';
+  process.env.FLYWHEEL_INGEST_QUEUE_URL = 'http://127.0.0.1:9/queue/ingest';
+  process.env.FLYWHEEL_INGEST_DLQ_URL = 'http://127.0.0.1:9/queue/ingest-dlq';
+  process.env.FLYWHEEL_EVENT_BUS = 'bus';
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 }

@@ -26,6 +26,8 @@ export interface AppliedChange {
 
 export class ToolSchedule {
   readonly #all: Map<string, AgentTool>;
+  /** Each tool's definition, built once: the model is offered the active ones on every turn. */
+  readonly #definitions: Map<string, ToolDefinition>;
   readonly #active = new Set<string>();
   readonly #removed = new Set<string>();
   readonly #triggers: Triggers<ToolChange>;
@@ -33,6 +35,7 @@ export class ToolSchedule {
 
   constructor(tools: readonly AgentTool[], changes: readonly ToolChange[]) {
     this.#all = new Map(tools.map((t) => [t.name, t]));
+    this.#definitions = new Map(toolDefinitions(tools).map((d) => [d.name, d]));
     this.#triggers = new Triggers(changes);
     for (const t of tools) {
       const first = changes.find((c) => c.tool === t.name);
@@ -46,7 +49,7 @@ export class ToolSchedule {
   }
 
   definitions(): ToolDefinition[] {
-    return toolDefinitions(this.active());
+    return this.active().map((t) => this.#definitions.get(t.name)!);
   }
 
   get(name: string): AgentTool | undefined {

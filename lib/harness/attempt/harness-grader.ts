@@ -183,11 +183,17 @@ export function harnessGrader(options: HarnessGraderOptions): HarnessGrader {
     if (def.kind !== 'rubric') return { unusable: judgeNotRubric(task, ref, def.kind) };
     return { definition: def };
   };
+  /** One client per registered model spec for the grader's life, not one per graded attempt. */
+  const modelsBySpec = new Map<string, ModelsPort>();
   /** The model that answers for `def`, and `def` as it is then judged (its model is the one that answered). */
   const answering = (def: JudgeDefinition): { model: ModelsPort; definition: JudgeDefinition } => {
     const judge = options.judge!;
     if (def.model === judge.model.id) return { model: judge.model, definition: def };
-    if (judge.modelFor) return { model: judge.modelFor(def.model), definition: def };
+    if (judge.modelFor) {
+      let model = modelsBySpec.get(def.model);
+      if (!model) modelsBySpec.set(def.model, (model = judge.modelFor(def.model)));
+      return { model, definition: def };
+    }
     return { model: judge.model, definition: { ...def, model: judge.model.id } };
   };
   const grade = async (request: GradeRequest): Promise<AttemptGrade> => {

@@ -55,6 +55,11 @@ export function criterionScores(records: readonly Pick<AttemptRecord, 'grade' | 
       else t.notApplicable++;
     }
   }
+  return withPassRates(out);
+}
+
+/** Fills each tally's pass rate: passed over the criteria that were scored (not-applicable left out). */
+function withPassRates(out: CriterionScores): CriterionScores {
   for (const t of Object.values(out)) {
     const scored = t.judged - t.notApplicable;
     t.passRate = scored > 0 ? t.passed / scored : null;
@@ -84,11 +89,7 @@ export function mergeCriterionScores(many: readonly (CriterionScores | undefined
       o.voided += t.voided;
     }
   }
-  for (const t of Object.values(out)) {
-    const scored = t.judged - t.notApplicable;
-    t.passRate = scored > 0 ? t.passed / scored : null;
-  }
-  return out;
+  return withPassRates(out);
 }
 
 /**
@@ -106,9 +107,13 @@ export type JudgeSummary = z.infer<typeof JudgeSummarySchema>;
 
 /** The judge summary of attempt records; undefined when none carries a judgement. */
 export function judgeSummary(records: readonly Pick<AttemptRecord, 'grade' | 'taskId'>[]): JudgeSummary | undefined {
-  const judged = records.filter((r) => judgementOf(r) !== undefined);
+  let scoreSum = 0;
+  const judged = records.filter((r) => {
+    const j = judgementOf(r);
+    if (j) scoreSum += j.score;
+    return j !== undefined;
+  });
   if (judged.length === 0) return undefined;
-  const scoreSum = judged.reduce((a, r) => a + judgementOf(r)!.score, 0);
   return { attempts: judged.length, scoreSum, meanScore: scoreSum / judged.length, criteria: criterionScores(judged, { byTask: true }) };
 }
 

@@ -349,40 +349,15 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
     });
     // The stream goes to stderr; a command that sends stderr elsewhere and prints it back (`2>&1 | tee log`) has it in
     // stdout. Lines without this run's nonce count for nothing (and are integrity failures).
-    if (checks) return await finishChecks({ input, checks, run, nonce, reportDir, common, tampering, expectedCollected, storeLog, t0, tree });
-    const stream = parsePytestStream(`${run.stderr}\n${run.stdout}`, nonce);
-    const baseFiles = await untouchedBaseFiles(input.sourceDir, tree.baseCommit, tree.touched, stream.located.map((l) => l.file));
-    const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir, baseFiles }) : undefined;
-    const others = readTestReports({ files: check ? run.reports.filter((f) => !check.junitFiles.includes(f.name)) : run.reports, stdout: run.stdout, workdir: run.workdir });
-    const planted: string[] = [];
-    const streamFailures: string[] = [];
-    // With the stream, pytest's outcomes are the stream's; its printed summary is only a cross-check.
-    const nonSummary = others.reports.filter((r) => r.format !== 'pytest-summary');
-    const allReports = check ? [check.report, ...nonSummary] : others.reports;
-    let reports = allReports;
-    if (check && stream.sessions.length > 0) {
-      const pyIds = [...new Set([...task.failToPass, ...task.passToPass])].filter(isPytestId);
-      const sourced = streamOnly(check, nonSummary, pyIds);
-      reports = [check.report, ...sourced.reports];
-      planted.push(...sourced.planted);
-      planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, testCommand));
-      const ran = check.report.tests.length;
-      if (pyIds.length > 0 && stream.sessions.every((s) => s.end) && ran < pyIds.length) {
-        streamFailures.push(`collected-tests-dropped: the pytest sessions ran ${ran} test${ran === 1 ? '' : 's'}, the task names ${pyIds.length}`);
-      }
-    }
-    const problems = [...others.problems, ...(check ? [] : testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
-    if (check) integrity.push(...channelFlags(check, tree.touched));
-    const disagreements = [...planted, ...reportDisagreements(allReports)];
-    for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
+    const sourced = checks ? checksOutcome({ checks, run, nonce, reportDir, integrity }) : await testsOutcome();
     const verdict = decideVerdict({
       failToPass: task.failToPass,
       passToPass: task.passToPass,
-      reports,
+      reports: sourced.reports,
       ...(expectedCollected !== undefined ? { expectedCollected } : {}),
     });
-    const channelProblems = [...(check?.integrity ?? []), ...disagreements].map((p) => `verdict-integrity: ${p}`);
-    const reasons = [...channelProblems, ...tampering, ...(check?.failures ?? []), ...streamFailures, ...verdict.reasons];
+    const channelProblems = sourced.channelProblems.map((p) => `verdict-integrity: ${p}`);
+    const reasons = [...channelProblems, ...tampering, ...sourced.failures, ...verdict.reasons];
     if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
     const integrityFailed = channelProblems.length > 0 || tampering.length > 0;
     const key = await storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, dropped: tree.dropped, run, reasons }));
@@ -397,38 +372,72 @@ export async function gradeAttempt(input: GradeAttemptInput): Promise<GradeResul
       counts: verdict.counts,
       ...(key ? { logKey: key } : {}),
       applyMode: tree.applyMode,
-      reportFormats: [...new Set(reports.map((r) => r.format))],
-      reportProblems: problems,
+      reportFormats: [...new Set(sourced.reports.map((r) => r.format))],
+      reportProblems: sourced.reportProblems,
       exitCode: run.exitCode,
       timedOut: run.timedOut,
       durationMs: Date.now() - t0,
-      channel: check ? { kind: 'pytest-stream', sessions: stream.sessions.length, runners: check.runners } : { kind: 'reports', sessions: 0, runners: [] },
+      channel: sourced.channel,
     };
+
+    /** The outcomes of a test run: pytest's result stream (cross-checked with the report files), else the reports. */
+    async function testsOutcome(): Promise<SourcedOutcomes> {
+      const stream = parsePytestStream(`${run.stderr}\n${run.stdout}`, nonce);
+      const baseFiles = await untouchedBaseFiles(input.sourceDir, tree.baseCommit, tree.touched, stream.located.map((l) => l.file));
+      const check = stream.sessions.length > 0 || stream.tamper.length > 0 ? checkPytestStream({ stream, files: run.reports, stdout: run.stdout, workdir: run.workdir, baseFiles }) : undefined;
+      const others = readTestReports({ files: check ? run.reports.filter((f) => !check.junitFiles.includes(f.name)) : run.reports, stdout: run.stdout, workdir: run.workdir });
+      const planted: string[] = [];
+      const streamFailures: string[] = [];
+      // With the stream, pytest's outcomes are the stream's; its printed summary is only a cross-check.
+      const nonSummary = others.reports.filter((r) => r.format !== 'pytest-summary');
+      const allReports = check ? [check.report, ...nonSummary] : others.reports;
+      let reports = allReports;
+      if (check && stream.sessions.length > 0) {
+        const pyIds = [...new Set([...task.failToPass, ...task.passToPass])].filter(isPytestId);
+        const sourced = streamOnly(check, nonSummary, pyIds);
+        reports = [check.report, ...sourced.reports];
+        planted.push(...sourced.planted);
+        planted.push(...unexpectedReportFiles(run.reports, reportDir, check.junitFiles, testCommand));
+        const ran = check.report.tests.length;
+        if (pyIds.length > 0 && stream.sessions.every((s) => s.end) && ran < pyIds.length) {
+          streamFailures.push(`collected-tests-dropped: the pytest sessions ran ${ran} test${ran === 1 ? '' : 's'}, the task names ${pyIds.length}`);
+        }
+      }
+      const problems = [...others.problems, ...(check ? [] : testCommand.includes('pytest') ? ['pytest ran outside the isolated launcher: outcomes from report files, without the result stream'] : [])];
+      if (check) integrity.push(...channelFlags(check, tree.touched));
+      const disagreements = [...planted, ...reportDisagreements(allReports)];
+      for (const problem of disagreements) integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
+      return {
+        reports,
+        channelProblems: [...(check?.integrity ?? []), ...disagreements],
+        failures: [...(check?.failures ?? []), ...streamFailures],
+        reportProblems: problems,
+        channel: check ? { kind: 'pytest-stream', sessions: stream.sessions.length, runners: check.runners } : { kind: 'reports', sessions: 0, runners: [] },
+      };
+    }
   } finally {
     await tree.cleanup();
   }
 }
 
+/** Where a test run's outcomes came from, and what the channel found: what the verdict is decided on. */
+interface SourcedOutcomes {
+  reports: TestReport[];
+  /** Tampering the channel caught (each becomes a `verdict-integrity` reason). */
+  channelProblems: string[];
+  /** Failures of the channel that are not tampering (a pytest session that never ended, tests dropped). */
+  failures: string[];
+  reportProblems: string[];
+  channel: GradeResult['channel'];
+}
+
 /**
- * The verdict of a checks task: each check's outcome from its nonce-tagged result line (printed by the grading shell
+ * The outcomes of a checks task: each check's outcome from its nonce-tagged result line (printed by the grading shell
  * after the last check), nothing else. Every file in the report directory is planted (a check's pytest run may leave
  * pytest's own JUnit file there; it is not read), as is a result line with another nonce: integrity failures.
  */
-async function finishChecks(a: {
-  input: GradeAttemptInput;
-  checks: readonly string[];
-  run: TestRunOutput;
-  nonce: string;
-  reportDir: string;
-  common: Omit<GradeResult, 'passed' | 'reasons' | 'perTest' | 'collected' | 'expectedCollected' | 'counts' | 'applyMode' | 'reportFormats' | 'reportProblems' | 'exitCode' | 'timedOut' | 'durationMs'>;
-  tampering: string[];
-  expectedCollected: number | undefined;
-  storeLog: (text: string) => Promise<string | undefined>;
-  t0: number;
-  tree: { baseCommit?: string; applyMode: GradeResult['applyMode']; reverted: GradeResult['reverted']; agentTests: string[]; dropped: readonly DroppedFile[] };
-}): Promise<GradeResult> {
-  const { input, run, tree } = a;
-  const task = input.task;
+function checksOutcome(a: { checks: readonly string[]; run: TestRunOutput; nonce: string; reportDir: string; integrity: GradeResult['integrity'] }): SourcedOutcomes {
+  const { run } = a;
   const results = readCheckResults(run.stderr, a.nonce, a.checks.length);
   const planted = [
     ...results.forged,
@@ -436,7 +445,7 @@ async function finishChecks(a: {
       .filter((f) => f.name.startsWith(`${a.reportDir}/`) && f.name !== `${a.reportDir}/${PYTEST_JUNIT_FILE}`)
       .map((f) => `report-planted: ${f.name.slice(a.reportDir.length + 1)} appeared in the report directory, which a checks task never writes`),
   ].slice(0, 6);
-  for (const problem of planted) a.common.integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
+  for (const problem of planted) a.integrity.push({ kind: 'verdict-channel', file: '(test run)', line: null, evidence: problem.slice(0, 200), source: 'grading' });
   const report: TestReport = {
     format: 'junit-xml',
     source: 'checks-stream',
@@ -444,33 +453,5 @@ async function finishChecks(a: {
       .filter(([, o]) => o !== 'missing')
       .map(([id, o]) => ({ id, outcome: o === 'passed' ? ('passed' as const) : ('failed' as const) })),
   };
-  const verdict = decideVerdict({
-    failToPass: task.failToPass,
-    passToPass: task.passToPass,
-    reports: [report],
-    ...(a.expectedCollected !== undefined ? { expectedCollected: a.expectedCollected } : {}),
-  });
-  const channelProblems = planted.map((p) => `verdict-integrity: ${p}`);
-  const reasons = [...channelProblems, ...a.tampering, ...verdict.reasons];
-  if (run.timedOut) reasons.unshift(`test-command-timed-out: after ${run.durationMs} ms`);
-  const integrityFailed = channelProblems.length > 0 || a.tampering.length > 0;
-  const key = await a.storeLog(renderLog({ attemptId: input.attemptId, task, ...(tree.baseCommit ? { baseCommit: tree.baseCommit } : {}), applyMode: tree.applyMode, reverted: tree.reverted, agentTests: tree.agentTests, dropped: tree.dropped, run, reasons }));
-  return {
-    ...a.common,
-    passed: reasons.length === 0,
-    reasons,
-    ...(integrityFailed ? { integrityFailed: true } : {}),
-    perTest: verdict.perTest,
-    collected: verdict.collected,
-    expectedCollected: verdict.expectedCollected,
-    counts: verdict.counts,
-    ...(key ? { logKey: key } : {}),
-    applyMode: tree.applyMode,
-    reportFormats: ['junit-xml'],
-    reportProblems: [],
-    exitCode: run.exitCode,
-    timedOut: run.timedOut,
-    durationMs: Date.now() - a.t0,
-    channel: { kind: 'reports', sessions: 0, runners: [] },
-  };
+  return { reports: [report], channelProblems: planted, failures: [], reportProblems: [], channel: { kind: 'reports', sessions: 0, runners: [] } };
 }

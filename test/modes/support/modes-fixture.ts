@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalPorts, type LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
 import { feedbackKeys, utcDay } from '../../../lib/feedback/record-keys.ts';
+import { clusterMembersHash } from '../../../lib/modes/clusters/cluster-comments.ts';
 import { trainDefaultLocalClassifier } from '../../../lib/modes/classifier/default-classifier.ts';
 import type { LocalClassifier } from '../../../lib/modes/classifier/local-classifier.ts';
 import type { ModeClassifier } from '../../../lib/modes/current-classifier.ts';
@@ -74,4 +75,26 @@ export function bagOfWords(text: string): number[] {
   const v = new Array<number>(64).fill(0);
   for (const w of text.toLowerCase().match(/[a-z]{3,}/g) ?? []) v[createHash('md5').update(w).digest()[0]! % 64]! += 1;
   return v;
+}
+
+/** A stored cluster of the members given (those with text are its examples), candidate for a new mode. */
+export function cluster(id: string, members: { signalKey: string; text?: string }[]) {
+  return {
+    id,
+    count: members.length,
+    firstSeen: '2026-12-01T00:00:00.000Z',
+    lastSeen: '2026-12-02T00:00:00.000Z',
+    trend: { last7Days: members.length, previous7Days: 0, direction: 'up' as const },
+    byDay: {},
+    modes: { other: members.length },
+    explainedShare: 0,
+    candidateMode: true,
+    models: ['ckpt-a'],
+    examples: members.flatMap((m) => (m.text ? [{ signalKey: m.signalKey, model: 'ckpt-a', receivedAt: '2026-12-01T00:00:00.000Z', text: m.text, modes: ['other'] }] : [])),
+    signalKeys: members.map((m) => m.signalKey),
+    members: members.map((m) => ({ ...m, receivedAt: '2026-12-01T00:00:00.000Z' })),
+    computedAt: '2026-12-02T00:00:00.000Z',
+    embeddingModel: 'embed',
+    membersHash: clusterMembersHash(members.map((m) => m.signalKey)),
+  };
 }
