@@ -1,6 +1,6 @@
 import type { Ports } from '../ports/ports.ts';
 import { getSuite } from './get-suite.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { suiteBestPointRecord, type SuiteBestPointRecord } from './record-codecs.ts';
 import { suiteView } from './record-views.ts';
 import { registryKeys } from './record-keys.ts';

@@ -1,5 +1,5 @@
 import type { Ports } from '../ports/ports.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { toCheckpoint } from './record-views.ts';
 import { registryKeys } from './record-keys.ts';
 import { ListCheckpointsQuery, type Checkpoint } from './schemas.ts';

@@ -1,6 +1,6 @@
 import type { Ports } from '../ports/ports.ts';
 import { listAllSuites } from './list-suites.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { cellRecord, type CellRecord } from '../sweeps/record-codecs.ts';
 import { sweepKeys } from '../sweeps/record-keys.ts';
 import { toResult } from '../sweeps/record-views.ts';

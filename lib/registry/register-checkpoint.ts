@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { findCheckpoint } from './get-checkpoint.ts';
 import { checkpointRecord } from './record-codecs.ts';
 import { CheckpointInput, type Checkpoint } from './schemas.ts';

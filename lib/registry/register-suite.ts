@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { loadSuite } from '../harness/eval/load-suite.ts';
 import type { Ports } from '../ports/ports.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { findSuite } from './get-suite.ts';
 import { suiteRecord } from './record-codecs.ts';
 import { SuiteInput, type Suite, type SuiteInputType } from './schemas.ts';

@@ -2,7 +2,7 @@ import { ConflictError } from '../errors.ts';
 import { updateSuite } from './update-suite.ts';
 import type { Ports } from '../ports/ports.ts';
 import { getSuite } from './get-suite.ts';
-import { parseInput } from './parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { RetireSuiteInput, type Suite } from './schemas.ts';
 
 /** Published when a suite is retired (EventBridge detail-type), with a stable id per suite version. */

@@ -3,7 +3,7 @@ import type { HarnessMode } from '../harness/task/harness-mode.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { WorkflowsPort } from '../ports/workflows.ts';
-import { parseInput } from '../registry/parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { resolveSweepSelection } from './resolve-sweep-selection.ts';
 import { sweepExecutionRecord } from './record-codecs.ts';
 import { sweepKeys } from './record-keys.ts';

@@ -1,6 +1,6 @@
 import type { SweepSettings } from '../config/stages.ts';
 import { ValidationError } from '../errors.ts';
-import { parseInput } from '../registry/parse-input.ts';
+import { parseInput } from '../shared/parse-input.ts';
 import { sweepKeys } from './record-keys.ts';
 import { resolveSweepSelection } from './resolve-sweep-selection.ts';
 import { SweepExecutionInputSchema, type SweepRecordBody } from './schemas.ts';

@@ -9,9 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { attemptRecord } from '../../lib/harness/attempt/record-codecs.ts';
 import { evalPartition } from '../../lib/harness/attempt/record-keys.ts';
-import { labelAnnotation, listAllAnnotations } from '../../lib/judges/annotation/annotation-queue.ts';
 import { createGoldSet } from '../../lib/judges/annotation/gold-sets.ts';
-import { goldSetQueue } from '../../lib/judges/annotation/record-keys.ts';
 import { calibrateJudge } from '../../lib/judges/calibrate-judge.ts';
 import { decideAcceptance } from '../../lib/judges/calibration/acceptance-rule.ts';
 import { defaultPairwiseJudge, judgePair, PAIRWISE_TOOL } from '../../lib/judges/pairwise/judge-pair.ts';
@@ -23,9 +21,10 @@ import { pairwiseJudgeRunner } from '../../lib/judges/runners/pairwise-runner.ts
 import { rubricJudgeRunner } from '../../lib/judges/runners/rubric-runner.ts';
 import type { Subject } from '../../lib/judges/schemas.ts';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
-import { taskRecord } from '../../lib/registry/record-codecs.ts';
 import { reply, startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptStep } from '../support/scripted-model-server.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
+import { labelGoldSetWith } from './support/annotation-fixture.ts';
+import { seedAttempt, seedCalcTask, userMessage } from './support/attempt-fixture.ts';
 
 const tempDir = tempDirs('flywheel-runners-');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -42,12 +41,12 @@ const RUBRIC = [
 async function openPorts(): Promise<LocalPorts> {
   const ports = openLocalPorts(tempDir());
   cleanups.push(() => ports.close());
-  await ports.records.put(taskRecord.encode({ suite: 'calc', taskId: 'add', task: { instruction: 'Write add(a, b) in calc.py returning the sum.', rubric: RUBRIC } }));
+  await seedCalcTask(ports, RUBRIC);
   return ports;
 }
 
 /** Stores attempt `n` of run `runId`: a diff (tagged `att-<n>`) that adds or subtracts, with or without a debug print, and its trajectory. */
-async function seedAttempt(ports: LocalPorts, runId: string, n: number, shape: { good: boolean; prints: boolean }): Promise<AttemptRef> {
+async function seedCalcAttempt(ports: LocalPorts, runId: string, n: number, shape: { good: boolean; prints: boolean }): Promise<AttemptRef> {
   const tag = `att-${n}`;
   const diff = `--- a/calc.py\n+++ b/calc.py\n+# ${tag}\n+def add(a, b):\n${shape.prints ? '+    print("debug")\n' : ''}+    return a ${shape.good ? '+' : '-'} b\n`;
   const trajectory = [
@@ -57,33 +56,7 @@ async function seedAttempt(ports: LocalPorts, runId: string, n: number, shape: {
   ]
     .map((l) => JSON.stringify(l))
     .join('\n');
-  await ports.blobs.put(`evals/${runId}/${n}/diff.patch`, diff);
-  await ports.blobs.put(`evals/${runId}/${n}/trajectory.jsonl`, trajectory);
-  const now = new Date().toISOString();
-  const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
-  await ports.records.put(
-    attemptRecord.encode({
-      kind: 'eval-attempt', runId, attemptId: `${runId}.add.strict.${n}`, taskId: 'add', suite: 'calc', mode: 'strict', n, status: 'passed', usage, usageAllTries: usage,
-      turns: 1, durationMs: 1, diffKey: `evals/${runId}/${n}/diff.patch`, trajectoryKey: `evals/${runId}/${n}/trajectory.jsonl`, grade: { passed: true },
-      model: 'agent', tries: 1, history: [], startedAt: now, finishedAt: now,
-    }),
-  );
-  return { runId, attemptId: `ATTEMPT#add#strict#${n}` };
-}
-
-/** People label every pending item of a gold set (`ana`; `bob` too on the two-person slice). */
-async function labelAll(ports: LocalPorts, goldSet: string, truth: (subject: Subject) => Record<string, string>): Promise<number> {
-  const pending = await listAllAnnotations(ports, { queue: goldSetQueue(goldSet), status: 'pending' });
-  for (const item of pending) {
-    await labelAnnotation(ports, item.id, { annotator: 'ana', labels: truth(item.subject) });
-    if (item.needs === 2) await labelAnnotation(ports, item.id, { annotator: 'bob', labels: truth(item.subject) });
-  }
-  return pending.length;
-}
-
-function userMessage(request: RecordedRequest): string {
-  const messages = request.body['messages'] as Array<{ role: string; content: string }>;
-  return messages.find((m) => m.role === 'user')!.content;
+  return seedAttempt(ports, runId, n, { diff, trajectory });
 }
 
 /**
@@ -128,7 +101,7 @@ describe('rubric judge runner', () => {
     const subjects: Subject[] = [];
     for (let n = 0; n < 40; n++) {
       const shape = { good: n % 2 === 0, prints: n % 4 >= 2 };
-      const ref = await seedAttempt(ports, 'r1', n, shape);
+      const ref = await seedCalcAttempt(ports, 'r1', n, shape);
       subjects.push({ kind: 'attempt', ...ref });
       truth.set(ref.attemptId, { adds: shape.good ? 'pass' : 'fail', quiet: shape.prints ? 'fail' : 'pass' });
     }
@@ -137,7 +110,7 @@ describe('rubric judge runner', () => {
     const definition = defaultRubricJudge(`openai:judge@${server.baseUrl}`);
     const { ref } = await registerJudge(ports, { name: 'calc-judge', kind: 'rubric', model: definition.model, prompt: definition.prompt, outputSchema: definition.outputSchema });
     await createGoldSet(ports, { name: 'calc-gold', judge: 'calc-judge', labels: ['adds', 'quiet'], twoPersonFraction: 0.3, subjects });
-    expect(await labelAll(ports, 'calc-gold', (s) => truth.get((s as AttemptRef).attemptId)!)).toBe(40);
+    expect(await labelGoldSetWith(ports, 'calc-gold', (s) => truth.get((s as AttemptRef).attemptId)!)).toBe(40);
 
     const run = rubricJudgeRunner(ports, { model: judgeModel(server), definition, budget: { maxCalls: 3 } });
     const one = await run(subjects[3]!);
@@ -166,7 +139,7 @@ describe('rubric judge runner', () => {
 
   it('shows the judge the test outcomes of a judge-graded attempt, never the earlier judge verdict', async () => {
     const ports = await openPorts();
-    const ref = await seedAttempt(ports, 'rg', 0, { good: true, prints: false });
+    const ref = await seedCalcAttempt(ports, 'rg', 0, { good: true, prints: false });
     const key = { pk: evalPartition('rg'), sk: ref.attemptId };
     const stored = attemptRecord.decode((await ports.records.get(key.pk, key.sk))!);
     const grade = { passed: false, testsPassed: true, perTest: { 'test_add.py::test_sum': 'passed' }, reasons: ['judge-score-below-threshold: 0.5 < 0.8'], judgement: { score: 0.5 } };
@@ -195,8 +168,8 @@ async function seedPairs(ports: LocalPorts): Promise<{ subjects: Subject[]; trut
   const subjects: Subject[] = [];
   const truth = new Map<string, string>();
   for (let i = 0; i < 30; i++) {
-    const good = await seedAttempt(ports, 'rp', 2 * i, { good: true, prints: false });
-    const bad = await seedAttempt(ports, 'rp', 2 * i + 1, { good: false, prints: i % 3 === 0 });
+    const good = await seedCalcAttempt(ports, 'rp', 2 * i, { good: true, prints: false });
+    const bad = await seedCalcAttempt(ports, 'rp', 2 * i + 1, { good: false, prints: i % 3 === 0 });
     const [a, b] = i % 2 === 0 ? [good, bad] : [bad, good];
     subjects.push({ kind: 'pair', a: { kind: 'attempt', ...a }, b: { kind: 'attempt', ...b } });
     truth.set(`${a.attemptId}|${b.attemptId}`, i % 2 === 0 ? 'a' : 'b');
@@ -236,7 +209,7 @@ describe('pairwise judge', () => {
       const definition = { ...defaultPairwiseJudge(`openai:judge@${server.baseUrl}`), name };
       const { ref } = await registerJudge(ports, { name, kind: 'pairwise', model: definition.model, prompt: definition.prompt, outputSchema: definition.outputSchema });
       await createGoldSet(ports, { name: `${name}-gold`, judge: name, labels: ['preference'], subjects });
-      expect(await labelAll(ports, `${name}-gold`, (s) => ({ preference: truth.get(pairKey(s))! }))).toBe(30);
+      expect(await labelGoldSetWith(ports, `${name}-gold`, (s) => ({ preference: truth.get(pairKey(s))! }))).toBe(30);
       const run = pairwiseJudgeRunner(ports, { model: judgeModel(server), definition });
       const report = await calibrateJudge(ports, { judge: ref, goldSet: `${name}-gold`, run, seed: 2, resamples: 200, retestFraction: 0 });
       const preference = report.criteria.find((c) => c.id === 'preference')!;
@@ -255,8 +228,8 @@ describe('pairwise judge', () => {
 
   it('checks each quote against the side it names, asks again, and voids what stays wrong', async () => {
     const ports = await openPorts();
-    const good = await seedAttempt(ports, 'rq', 0, { good: true, prints: false });
-    const bad = await seedAttempt(ports, 'rq', 1, { good: false, prints: true });
+    const good = await seedCalcAttempt(ports, 'rq', 0, { good: true, prints: false });
+    const bad = await seedCalcAttempt(ports, 'rq', 1, { good: false, prints: true });
     const [viewA, viewB] = [await loadAttemptView(ports, good), await loadAttemptView(ports, bad)];
     expect(viewA.rubric.map((c) => c.id)).toEqual(['adds', 'quiet']);
     expect(viewA.finalMessage).toContain('I wrote add in calc.py (att-0).');

@@ -8,50 +8,26 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
-import { attemptRecord } from '../../lib/harness/attempt/record-codecs.ts';
+import { describe, expect, it } from 'vitest';
+import type { LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { PAIRWISE_TOOL } from '../../lib/judges/pairwise/judge-pair.ts';
 import { RUBRIC_TOOL } from '../../lib/judges/rubric/judge-attempt.ts';
-import { startLocalRuntime } from '../../lib/local/runtime.ts';
 import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
-import { taskRecord } from '../../lib/registry/record-codecs.ts';
 import { reply, startScriptedModelServer, type RecordedRequest, type ScriptStep } from '../support/scripted-model-server.ts';
-import { tempDirs } from '../support/temp-dirs.ts';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/wait-for.ts';
+import { seedAttempt, seedCalcTask, userMessage } from './support/attempt-fixture.ts';
+import { setEnvFor, useLocalRuntime } from './support/http-runtime.ts';
 
 const execFileAsync = promisify(execFile);
-const logger = new Logger({ serviceName: 'test', logLevel: 'ERROR' });
-const tempDir = tempDirs('flywheel-runners-http-');
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { tempDir, cleanups, start } = useLocalRuntime('flywheel-runners-http-');
 
 const RUBRIC = [{ id: 'adds', criterion: 'add returns the sum of its arguments' }];
 
 /** Stores attempt `n` of run `runId` (a diff tagged `att-<n>` that adds or subtracts, and its trajectory). */
-async function seedAttempt(ports: LocalPorts, runId: string, n: number, good: boolean): Promise<{ kind: 'attempt'; runId: string; attemptId: string }> {
+async function seedCalcAttempt(ports: LocalPorts, runId: string, n: number, good: boolean): Promise<{ kind: 'attempt'; runId: string; attemptId: string }> {
   const diff = `--- a/calc.py\n+++ b/calc.py\n+# att-${n}\n+def add(a, b):\n+    return a ${good ? '+' : '-'} b\n`;
   const trajectory = [{ type: 'message', role: 'user', content: 'Write add(a, b).' }, { type: 'assistant', content: `Done (att-${n}).`, toolCalls: [] }].map((l) => JSON.stringify(l)).join('\n');
-  await ports.blobs.put(`evals/${runId}/${n}/diff.patch`, diff);
-  await ports.blobs.put(`evals/${runId}/${n}/trajectory.jsonl`, trajectory);
-  const now = new Date().toISOString();
-  const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0 };
-  await ports.records.put(
-    attemptRecord.encode({
-      kind: 'eval-attempt', runId, attemptId: `${runId}.add.strict.${n}`, taskId: 'add', suite: 'calc', mode: 'strict', n, status: 'passed', usage, usageAllTries: usage,
-      turns: 1, durationMs: 1, diffKey: `evals/${runId}/${n}/diff.patch`, trajectoryKey: `evals/${runId}/${n}/trajectory.jsonl`, grade: { passed: true },
-      model: 'agent', tries: 1, history: [], startedAt: now, finishedAt: now,
-    }),
-  );
-  return { kind: 'attempt', runId, attemptId: `ATTEMPT#add#strict#${n}` };
-}
-
-function userMessage(request: RecordedRequest): string {
-  const messages = request.body['messages'] as Array<{ role: string; content: string }>;
-  return messages.find((m) => m.role === 'user')!.content;
+  return { kind: 'attempt', ...(await seedAttempt(ports, runId, n, { diff, trajectory })) };
 }
 
 /** Right on `adds` except on att-1 and att-2 (of 32: 30 right). */
@@ -79,24 +55,8 @@ describe('calibrating rubric and pairwise judges over HTTP', () => {
       cleanups.push(() => rubricServer.close());
       const pairServer = await startScriptedModelServer(pairJudge);
       cleanups.push(() => pairServer.close());
-      const previous = process.env[JUDGE_MODEL_ENV];
-      process.env[JUDGE_MODEL_ENV] = `openai:house-judge@${pairServer.baseUrl}`;
-      cleanups.push(() => {
-        if (previous === undefined) delete process.env[JUDGE_MODEL_ENV];
-        else process.env[JUDGE_MODEL_ENV] = previous;
-      });
-      const runtime = await startLocalRuntime({ dataDir, port: 0, consumerThread: false, logger });
-      cleanups.push(() => runtime.close());
-      const side = openLocalPorts(dataDir);
-      cleanups.push(() => side.close());
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${runtime.url}${path}`, {
-          method,
-          headers: { 'x-api-key': runtime.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        });
-        return { status: res.status, body: (await res.json()) as Record<string, any> };
-      };
+      setEnvFor(cleanups, JUDGE_MODEL_ENV, `openai:house-judge@${pairServer.baseUrl}`);
+      const { side, call } = await start(dataDir);
       const labelAll = async (goldSet: string, labelsOf: (subject: Record<string, any>) => Record<string, string>) => {
         let cursor: string | undefined;
         let n = 0;
@@ -112,9 +72,9 @@ describe('calibrating rubric and pairwise judges over HTTP', () => {
         return n;
       };
 
-      await side.records.put(taskRecord.encode({ suite: 'calc', taskId: 'add', task: { instruction: 'Write add(a, b) in calc.py returning the sum.', rubric: RUBRIC } }));
+      await seedCalcTask(side, RUBRIC);
       const attempts: Array<{ kind: 'attempt'; runId: string; attemptId: string; good: boolean }> = [];
-      for (let n = 0; n < 32; n++) attempts.push({ ...(await seedAttempt(side, 'r1', n, n % 2 === 0)), good: n % 2 === 0 });
+      for (let n = 0; n < 32; n++) attempts.push({ ...(await seedCalcAttempt(side, 'r1', n, n % 2 === 0)), good: n % 2 === 0 });
       const goodOf = new Map(attempts.map((a) => [a.attemptId, a.good]));
 
       // A rubric judge that names its model: calibrated over HTTP on a gold set of attempts labelled over HTTP.

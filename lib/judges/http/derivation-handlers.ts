@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { getDerivation, listDerivations } from '../derive/read-derivations.ts';
-import { parseWith } from '../registry/judge-store.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 
 export const ListDerivationsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -21,7 +21,7 @@ export const GetDerivationQuery = z.strictObject({
 /** `GET /v1/judge-derivations?limit=&cursor=`. */
 export function makeListDerivationsHandler(ports: Ports): HttpApiHandler {
   return httpApi(async (event) => {
-    const q = parseWith(ListDerivationsQuery, event.queryStringParameters ?? {}, 'query');
+    const q = parseInput(ListDerivationsQuery, event.queryStringParameters ?? {}, 'query');
     return { statusCode: 200, body: await listDerivations(ports, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) }) };
   });
 }
@@ -29,8 +29,8 @@ export function makeListDerivationsHandler(ports: Ports): HttpApiHandler {
 /** `GET /v1/judge-derivations/{id}?by=id|checkpoint`: the derivation and its report; 404 if unknown. */
 export function makeGetDerivationHandler(ports: Ports): HttpApiHandler {
   return httpApi(async (event) => {
-    const { id } = parseWith(DerivationParams, event.pathParameters ?? {}, 'path');
-    const q = parseWith(GetDerivationQuery, event.queryStringParameters ?? {}, 'query');
+    const { id } = parseInput(DerivationParams, event.pathParameters ?? {}, 'path');
+    const q = parseInput(GetDerivationQuery, event.queryStringParameters ?? {}, 'query');
     return { statusCode: 200, body: await getDerivation(ports, q.by === 'checkpoint' ? { checkpointId: id } : { derivationId: id }) };
   });
 }

@@ -6,7 +6,7 @@ import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { JsonApiEvent } from '../../api/middlewares/http-event.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { listCalibrations } from '../registry/calibrations.ts';
-import { parseWith } from '../registry/judge-store.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { promoteJudge, retireJudge } from '../registry/promote-judge.ts';
 import { getJudge, listJudges } from '../registry/read-judges.ts';
 import { registerJudge } from '../registry/register-judge.ts';
@@ -18,7 +18,7 @@ export const REGISTER_JUDGE_BODY_LIMIT = 512 * 1024;
 export const JUDGE_ACTION_BODY_LIMIT = 16 * 1024;
 
 function nameOf(event: JsonApiEvent): string {
-  return parseWith(JudgeNameParams, event.pathParameters ?? {}, 'path').name;
+  return parseInput(JudgeNameParams, event.pathParameters ?? {}, 'path').name;
 }
 
 /** Who calls: the body's `by`, else the API key's id the authorizer put on the request. */
@@ -56,7 +56,7 @@ export function makePromoteJudgeHandler(ports: Ports): HttpApiHandler {
   return httpApi(
     async (event) => {
       const name = nameOf(event);
-      const b = parseWith(PromoteJudgeBodySchema, event.jsonBody, 'promotion');
+      const b = parseInput(PromoteJudgeBodySchema, event.jsonBody, 'promotion');
       const result = await promoteJudge(ports, { name, version: b.version }, { by: callerOf(event, b.by), ...(b.force ? { force: true } : {}), ...(b.reason ? { reason: b.reason } : {}) });
       return { statusCode: 200, body: result };
     },
@@ -69,7 +69,7 @@ export function makeRetireJudgeHandler(ports: Ports): HttpApiHandler {
   return httpApi(
     async (event) => {
       const name = nameOf(event);
-      const b = parseWith(RetireJudgeBodySchema, event.jsonBody, 'retirement');
+      const b = parseInput(RetireJudgeBodySchema, event.jsonBody, 'retirement');
       const result = await retireJudge(ports, { name, version: b.version }, { by: callerOf(event, b.by), ...(b.reason ? { reason: b.reason } : {}) });
       return { statusCode: 200, body: result };
     },

@@ -1,3 +1,4 @@
+import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { ArnFormat, type CfnResource, Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import type * as batch from 'aws-cdk-lib/aws-batch';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -147,7 +148,7 @@ export class DeriveJudgesStateMachine extends Construct {
           reason: 'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync trainer job with it); log delivery and X-Ray actions support no resource either.',
         },
         {
-          id: `AwsSolutions-IAM5[Resource::${nagLabel(stack, jobArns)}]`,
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
           reason: 'Step Functions stops the .sync trainer job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region.',
         },
       );
@@ -164,7 +165,7 @@ export class DeriveJudgesStateMachine extends Construct {
     const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.starter.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:RedriveExecution'], resources: [executions] }));
     Validations.of(this.starter.role.node.findChild('DefaultPolicy')).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagLabel(stack, executions)}]`,
+      id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, executions)}]`,
       reason: 'DescribeExecution and RedriveExecution of the derivations this function starts (executions of this one state machine, named after the checkpoint at run time).',
     });
     this.starter.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
@@ -178,22 +179,3 @@ export class DeriveJudgesStateMachine extends Construct {
   }
 }
 
-/**
- * How cdk-nag names a resource ARN in an acknowledgment id: the resolved value with `{ Ref: X }` as `<X>`,
- * `{ Fn::GetAtt: [X, A] }` as `<X.A>`, a Fn::Join joined (as the sweeps' infra computes it).
- */
-function nagLabel(stack: Stack, value: string): string {
-  const label = (v: unknown): string => {
-    if (typeof v === 'string') return v;
-    if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (typeof o.Ref === 'string') return `<${o.Ref}>`;
-      const getAtt = o['Fn::GetAtt'];
-      if (Array.isArray(getAtt)) return `<${getAtt.join('.')}>`;
-      const join = o['Fn::Join'];
-      if (Array.isArray(join)) return (join[1] as unknown[]).map(label).join(join[0] as string);
-    }
-    return JSON.stringify(v);
-  };
-  return label(stack.resolve(value));
-}

@@ -3,7 +3,8 @@ import type { JudgeRef } from '../judge-identity.ts';
 import { CalibrationReportSchema, type CalibrationReport } from '../schemas.ts';
 import { calibrationReportRecord } from './record-codecs.ts';
 import { judgeKeys } from './record-keys.ts';
-import { parseWith, requireVersion, toRef, type JudgeRefInput } from './judge-store.ts';
+import { requireVersion, toRef, type JudgeRefInput } from './judge-store.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { ListCalibrationsQuery, type CalibrationSummary } from './schemas.ts';
 
 /**
@@ -15,7 +16,7 @@ import { ListCalibrationsQuery, type CalibrationSummary } from './schemas.ts';
  * const latest = await latestCalibration(ports, report.judge); // the newest report of that version
  */
 export async function saveCalibrationReport(ports: Pick<Ports, 'records'>, report: CalibrationReport): Promise<{ report: CalibrationReport; created: boolean }> {
-  const r = parseWith(CalibrationReportSchema, report, 'calibration report');
+  const r = parseInput(CalibrationReportSchema, report, 'calibration report');
   await requireVersion(ports.records, toRef(r.judge, true));
   const { written } = await ports.records.put(calibrationReportRecord.encode(r), { condition: { kind: 'absent' } });
   return { report: r, created: written };
@@ -42,7 +43,7 @@ export async function latestCalibration(ports: Pick<Ports, 'records'>, ref: Judg
  * const { items } = await listCalibrations(ports, 'scope-judge', { version: '3f2a9c0d1e2b' });
  */
 export async function listCalibrations(ports: Pick<Ports, 'records'>, name: string, rawQuery: unknown): Promise<{ items: CalibrationReport[]; cursor?: string }> {
-  const q = parseWith(ListCalibrationsQuery, rawQuery, 'query string');
+  const q = parseInput(ListCalibrationsQuery, rawQuery, 'query string');
   const { name: judge } = toRef(name);
   const page = await ports.records.query({
     partition: judgeKeys.partition(judge),

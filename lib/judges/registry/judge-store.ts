@@ -1,25 +1,15 @@
 /**
  * The registry's reads and conditional writes, shared by its use cases: a judge's head and versions, a version's
- * status as the head says it is, and input parsing that names every offending field.
+ * status as the head says it is.
  */
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
 import type { RecordsPort } from '../../ports/records.ts';
-import { toFieldIssues } from '../../shared/field-issues.ts';
 import { judgeRefString, parseJudgeRef, type JudgeRef } from '../judge-identity.ts';
 import { judgeHeadRecord, judgeVersionRecord } from './record-codecs.ts';
 import { judgeKeys } from './record-keys.ts';
 import { JudgeNameSchema, JudgeVersionSchema, type JudgeHead, type JudgeVersionRecord } from './schemas.ts';
 import { JudgeNotFoundError } from './registry-errors.ts';
-
-/** Validates `input`; throws `Flywheel.ValidationError` whose message names every offending field. */
-export function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
-  const r = schema.safeParse(input ?? {});
-  if (r.success) return r.data;
-  const issues = toFieldIssues(r.error.issues);
-  throw new ValidationError(`Invalid ${what}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-}
 
 /** A judge reference as callers give it: `{ name, version }`, `name@version`, or (where allowed) a bare name. */
 export type JudgeRefInput = JudgeRef | string;

@@ -2,7 +2,8 @@ import type { Ports } from '../../ports/ports.ts';
 import { judgeHeadRecord } from './record-codecs.ts';
 import { judgeKeys } from './record-keys.ts';
 import { calibrationSummary, latestCalibration } from './calibrations.ts';
-import { parseWith, readHead, readVersions, requireHead, requireVersion, toRef, withEffectiveStatus, type JudgeRefInput } from './judge-store.ts';
+import { readHead, readVersions, requireHead, requireVersion, toRef, withEffectiveStatus, type JudgeRefInput } from './judge-store.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { JudgeNotPromotedError } from './registry-errors.ts';
 import { ListJudgesQuery, type JudgeDetail, type JudgeHead, type JudgeSummary, type JudgeVersionRecord } from './schemas.ts';
 
@@ -18,7 +19,7 @@ function summaryOf(head: JudgeHead): JudgeSummary {
  * const { items } = await listJudges(ports, {}); // [{ name: 'failure-mode', kind: 'failure-mode', promoted: '3f2a…', … }]
  */
 export async function listJudges(ports: Pick<Ports, 'records'>, rawQuery: unknown = {}): Promise<{ items: JudgeSummary[]; cursor?: string }> {
-  const q = parseWith(ListJudgesQuery, rawQuery, 'query string');
+  const q = parseInput(ListJudgesQuery, rawQuery, 'query string');
   const page = await ports.records.query({ index: 'gsi1', partition: judgeKeys.allJudges, limit: q.limit ?? 100, ...(q.cursor ? { cursor: q.cursor } : {}) });
   return { items: page.items.map((i) => summaryOf(judgeHeadRecord.decode(i))), ...(page.cursor ? { cursor: page.cursor } : {}) };
 }

@@ -4,7 +4,8 @@ import { canonicalJson } from '../../shared/canonical-json.ts';
 import { judgeIdentity, type JudgeDefinition, type JudgeRef } from '../judge-identity.ts';
 import { AcceptanceRuleSchema, type AcceptanceRule } from '../schemas.ts';
 import { judgeVersionRecord } from './record-codecs.ts';
-import { HEAD_WRITE_ATTEMPTS, parseWith, readHead, readVersion, withEffectiveStatus, writeHeadOver } from './judge-store.ts';
+import { HEAD_WRITE_ATTEMPTS, readHead, readVersion, withEffectiveStatus, writeHeadOver } from './judge-store.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { RegisterJudgeInputSchema, type JudgeVersionRecord } from './schemas.ts';
 
 export interface RegisterJudgeResult {
@@ -29,7 +30,7 @@ export interface RegisterJudgeResult {
  * // ref = { name: 'scope-judge', version: '3f2a9c0d1e2b' }; the same call again: created false, the same ref
  */
 export async function registerJudge(ports: Pick<Ports, 'records' | 'now'>, input: unknown): Promise<RegisterJudgeResult> {
-  const { acceptanceRule: ruleInput, by, ...definition } = parseWith(RegisterJudgeInputSchema, input, 'judge definition');
+  const { acceptanceRule: ruleInput, by, ...definition } = parseInput(RegisterJudgeInputSchema, input, 'judge definition');
   const def: JudgeDefinition = definition;
   const identity = judgeIdentity(def);
   const ref = { name: identity.name, version: identity.version };

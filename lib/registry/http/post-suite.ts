@@ -2,7 +2,7 @@ import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { suiteView } from '../record-views.ts';
 import { registerSuite } from '../register-suite.ts';
-import { parseInput } from '../parse-input.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { SuiteInput } from '../schemas.ts';
 import { checkApiSuite, taskSourcesFromEnv } from '../task-sources.ts';
 

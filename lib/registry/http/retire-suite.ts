@@ -1,6 +1,6 @@
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { parseInput } from '../parse-input.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { suiteView } from '../record-views.ts';
 import { retireSuite } from '../retire-suite.ts';
 import { SuiteIdParams } from '../schemas.ts';

@@ -1,6 +1,6 @@
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { parseInput } from '../../registry/parse-input.ts';
+import { parseInput } from '../../shared/parse-input.ts';
 import { getSweepReport } from '../get-sweep-report.ts';
 import { SweepIdParams } from '../schemas.ts';
 

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { StageSettings } from '../../config/stages.ts';
 import type { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
-import { nagResourceLabel } from './nag-resource-label.ts';
+import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { SWEEP_WORKFLOW } from '../workflow/sweep.asl.ts';
 
 /**

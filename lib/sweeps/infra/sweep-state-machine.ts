@@ -13,7 +13,7 @@ import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.
 import { ROLLOUT_JOB_DEFINITION_VARIABLE, SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
 import type { JobImage } from '../../constructs/job-image.ts';
 import { sweepStateMachineName } from './grant-sweep-executions.ts';
-import { nagResourceLabel } from './nag-resource-label.ts';
+import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 
 export interface SweepStateMachineProps {
   settings: StageSettings;

@@ -14,7 +14,7 @@ import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.
 import { CHECKPOINT_REGISTERED } from '../../registry/register-checkpoint.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { SWEEP_WORKFLOW } from '../workflow/sweep.asl.ts';
-import { nagResourceLabel } from './nag-resource-label.ts';
+import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 
 export interface SweepTriggersProps {
   settings: StageSettings;

@@ -7,6 +7,7 @@ import { JUDGE_TOOL } from '../../../lib/modes/judge-signal.ts';
 import type { LocalPorts } from '../../../lib/drivers/local/local-ports.ts';
 import { labelAnnotation, listAllAnnotations } from '../../../lib/judges/annotation/annotation-queue.ts';
 import { goldSetQueue } from '../../../lib/judges/annotation/record-keys.ts';
+import type { Subject } from '../../../lib/judges/schemas.ts';
 import { reply, type ScriptStep, type RecordedRequest } from '../../support/scripted-model-server.ts';
 import { storeFeedback } from '../../modes/support/modes-fixture.ts';
 
@@ -43,13 +44,17 @@ export function scriptedFailureModeJudge(wrong: ReadonlySet<string>): (request: 
   };
 }
 
-/** People label every pending item of a gold set with the truth (`ana`; `bob` too on the two-person slice). */
-export async function labelGoldSet(ports: LocalPorts, goldSet: string, truthOf: (signalKey: string) => 'yes' | 'no'): Promise<number> {
+/** People label every pending item of a gold set as `labelsOf` says (`ana`; `bob` too on the two-person slice). */
+export async function labelGoldSetWith(ports: LocalPorts, goldSet: string, labelsOf: (subject: Subject) => Record<string, string>): Promise<number> {
   const pending = await listAllAnnotations(ports, { queue: goldSetQueue(goldSet), status: 'pending' });
   for (const item of pending) {
-    const key = item.subject.kind === 'signal' ? item.subject.signalKey : '';
-    await labelAnnotation(ports, item.id, { annotator: 'ana', labels: { [SCOPE_LABEL]: truthOf(key) } });
-    if (item.needs === 2) await labelAnnotation(ports, item.id, { annotator: 'bob', labels: { [SCOPE_LABEL]: truthOf(key) } });
+    await labelAnnotation(ports, item.id, { annotator: 'ana', labels: labelsOf(item.subject) });
+    if (item.needs === 2) await labelAnnotation(ports, item.id, { annotator: 'bob', labels: labelsOf(item.subject) });
   }
   return pending.length;
+}
+
+/** People label every pending item of a gold set with the truth (`ana`; `bob` too on the two-person slice). */
+export async function labelGoldSet(ports: LocalPorts, goldSet: string, truthOf: (signalKey: string) => 'yes' | 'no'): Promise<number> {
+  return labelGoldSetWith(ports, goldSet, (subject) => ({ [SCOPE_LABEL]: truthOf(subject.kind === 'signal' ? subject.signalKey : '') }));
 }

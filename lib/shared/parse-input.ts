@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { toFieldIssues } from '../shared/field-issues.ts';
+import { toFieldIssues } from './field-issues.ts';
 import { ValidationError } from '../errors.ts';
 
 /**
- * Validates `input` with a registry schema; throws `Flywheel.ValidationError` whose message names every offending
+ * Validates `input` (a request body, query or path parameters; absent counts as `{}`) with a schema; throws `Flywheel.ValidationError` whose message names every offending
  * field (`serving.model: …; artifactKey: …`), so a CLI user sees the whole problem in one line.
  *
  * @example
