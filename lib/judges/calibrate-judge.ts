@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { FlywheelError, ValidationError } from '../errors.ts';
 import { judgeSignal } from '../modes/judge-signal.ts';
-import { flattenText, loadSignalByKey } from '../modes/signal.ts';
+import { loadSignalByKey, readSignalTrajectory } from '../modes/signal.ts';
 import type { Taxonomy } from '../modes/taxonomy/taxonomy.ts';
 import { ensureTaxonomy, loadTaxonomy } from '../modes/taxonomy/taxonomy-store.ts';
 import type { ModelsPort } from '../ports/models.ts';
@@ -128,9 +128,6 @@ export interface FailureModeRunnerOptions {
   maxAttempts?: number;
 }
 
-/** Characters of a trajectory blob the failure-mode judge reads (as the chain does). */
-const TRAJECTORY_CHARS = 12_000;
-const TRAJECTORY_MAX_BYTES = 2 * 1024 * 1024;
 
 /**
  * The failure-mode chain's judge (`judgeSignal`) as a `JudgeRunner`: on a signal subject it answers `mode:<id>` →
@@ -149,7 +146,7 @@ export function failureModeJudgeRunner(ports: Pick<Ports, 'records' | 'blobs'>, 
     const tax = await taxonomy;
     const signal = await loadSignalByKey(ports, subject.signalKey);
     if (!signal) throw new ValidationError(`No stored signal ${subject.signalKey}`, [{ path: 'subject.signalKey', message: 'not stored' }]);
-    const trajectory = signal.trajectoryKey ? await readTrajectory(ports, signal.trajectoryKey) : undefined;
+    const trajectory = signal.trajectoryKey ? await readSignalTrajectory(ports.blobs, signal.trajectoryKey) : undefined;
     const started = performance.now();
     const result = await judgeSignal(
       options.model,
@@ -172,13 +169,3 @@ export function failureModeJudgeRunner(ports: Pick<Ports, 'records' | 'blobs'>, 
   };
 }
 
-async function readTrajectory(ports: Pick<Ports, 'blobs'>, key: string): Promise<string | undefined> {
-  const bytes = await ports.blobs.get(key);
-  if (!bytes || bytes.byteLength > TRAJECTORY_MAX_BYTES) return undefined;
-  const text = Buffer.from(bytes).toString('utf8');
-  try {
-    return flattenText(JSON.parse(text), TRAJECTORY_CHARS);
-  } catch {
-    return text.slice(0, TRAJECTORY_CHARS);
-  }
-}

@@ -17,7 +17,7 @@ import type { Ports } from '../ports/ports.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import type { ClassifierSource } from './current-classifier.ts';
 import { FAILURE_MODE_JUDGE, failureModeJudgeDefinition, judgeSignal, type JudgeFailure } from './judge-signal.ts';
-import { flattenText, isNegative, type Signal } from './signal.ts';
+import { isNegative, readSignalTrajectory, type Signal } from './signal.ts';
 import { ensureTaxonomy, loadTaxonomy } from './taxonomy/taxonomy-store.ts';
 import type { Taxonomy } from './taxonomy/taxonomy.ts';
 import type { ModeLabel, ReviewReason } from './mode-label.ts';
@@ -25,8 +25,6 @@ import { readLabel, writeLabel } from './write-label.ts';
 
 /** Judge answers below this confidence are kept but reviewed by a person. */
 export const JUDGE_MIN_CONFIDENCE = 0.6;
-/** Bytes of a trajectory blob read for the judge. */
-const TRAJECTORY_MAX_BYTES = 2 * 1024 * 1024;
 
 export interface ChainDeps {
   /** With `events`, a `judge.verdict` is published after each verdict of the judge (the drift watch samples them). */
@@ -177,7 +175,7 @@ export async function classifySignal(deps: ChainDeps, signal: Signal, taxonomyIn
   let label: ModeLabel;
   let outcome: ChainOutcome;
   let verdict: JudgeVerdictDetail | undefined;
-  const trajectoryOf = async (): Promise<string | undefined> => (signal.trajectoryKey && isNegative(signal) ? readTrajectory(deps, signal.trajectoryKey) : undefined);
+  const trajectoryOf = async (): Promise<string | undefined> => (signal.trajectoryKey && isNegative(signal) ? readSignalTrajectory(deps.ports.blobs, signal.trajectoryKey) : undefined);
 
   // The judge is looked up only for a signal it would judge: the promoted version, else the environment's model.
   if (signal.text === undefined) {
@@ -298,13 +296,3 @@ async function judged(
   return { label, outcome: 'judge', verdict };
 }
 
-async function readTrajectory(deps: ChainDeps, key: string): Promise<string | undefined> {
-  const bytes = await deps.ports.blobs.get(key);
-  if (!bytes || bytes.byteLength > TRAJECTORY_MAX_BYTES) return undefined;
-  const text = Buffer.from(bytes).toString('utf8');
-  try {
-    return flattenText(JSON.parse(text), 12_000);
-  } catch {
-    return text.slice(0, 12_000);
-  }
-}

@@ -136,3 +136,27 @@ export function flattenText(value: unknown, maxChars: number): string {
   walk(value);
   return out.join('\n').slice(0, maxChars);
 }
+
+/** Bytes of a trajectory blob read for the failure-mode judge (a larger one is not read). */
+export const JUDGE_TRAJECTORY_MAX_BYTES = 2 * 1024 * 1024;
+/** Characters of a signal's trajectory text the failure-mode judge reads. */
+export const JUDGE_TRAJECTORY_TEXT_CHARS = 12_000;
+
+/**
+ * The text of a signal's trajectory as the failure-mode judge reads it (the chain and its calibration alike): the
+ * JSON's strings flattened, else the raw text, cut to `JUDGE_TRAJECTORY_TEXT_CHARS`; undefined when the blob is gone
+ * or too large.
+ *
+ * @example
+ * const trajectory = signal.trajectoryKey ? await readSignalTrajectory(ports.blobs, signal.trajectoryKey) : undefined;
+ */
+export async function readSignalTrajectory(blobs: Ports['blobs'], key: string): Promise<string | undefined> {
+  const bytes = await blobs.get(key);
+  if (!bytes || bytes.byteLength > JUDGE_TRAJECTORY_MAX_BYTES) return undefined;
+  const text = Buffer.from(bytes).toString('utf8');
+  try {
+    return flattenText(JSON.parse(text), JUDGE_TRAJECTORY_TEXT_CHARS);
+  } catch {
+    return text.slice(0, JUDGE_TRAJECTORY_TEXT_CHARS);
+  }
+}

@@ -27,7 +27,7 @@ import {
 } from './annotation-item.ts';
 import { annotationIndexRecord, annotationItemRecord } from './record-codecs.ts';
 import { ANNOTATION_STATUSES, annotationKeys, listingOf, listingsOf, type AnnotationStatus } from './record-keys.ts';
-import { defaultLabelIds, subjectLength } from './subject-facts.ts';
+import { attemptLookup, defaultLabelIds, subjectLength } from './subject-facts.ts';
 
 /** The body of `POST /v1/annotations` (without a gold set: `lib/judges/annotation/gold-sets.ts` adds to one). */
 export const EnqueueRequest = z.strictObject({
@@ -66,7 +66,8 @@ export async function enqueueAnnotation(
   const { subject, reason } = parsed.data;
   const queue = parsed.data.queue ?? reason;
   checkReservedQueue(queue, options);
-  const asks = parsed.data.labels ?? (await defaultLabelIds(ports, subject));
+  const lookup = attemptLookup(ports.records);
+  const asks = parsed.data.labels ?? (await defaultLabelIds(ports, subject, lookup));
   if (!asks) {
     throw new ValidationError('Name the labels to ask for', [{ path: 'labels', message: `the task rubric of ${subjectKey(subject)} could not be read: give the criteria ids` }]);
   }
@@ -74,7 +75,7 @@ export async function enqueueAnnotation(
   const id = annotationItemId(queue, subject);
   const existing = annotationItemRecord.decodeIfPresent(await ports.records.get(annotationKeys.item(id).pk, annotationKeys.item(id).sk));
   if (existing) return { item: existing, created: false };
-  const length = await subjectLength(ports, subject).catch(() => undefined);
+  const length = await subjectLength(ports, subject, lookup).catch(() => undefined);
   const item: AnnotationItem = {
     id,
     queue,
