@@ -14,6 +14,7 @@
  * }
  * talk.meter(); // { calls, usage, costUsd? }
  */
+import type { z } from 'zod';
 import type { ChatMessage, ModelsPort, ToolCall, ToolDefinition } from '../ports/models.ts';
 import type { JudgeDefinition } from './judge-identity.ts';
 
@@ -118,4 +119,25 @@ export class JudgeConversation {
   meter(): { calls: number; usage: { promptTokens: number; completionTokens: number }; costUsd?: number } {
     return { calls: this.#calls, usage: { ...this.#usage }, ...(this.#costUsd !== undefined ? { costUsd: this.#costUsd } : {}) };
   }
+}
+
+/**
+ * Parses a judge's answer (a tool call's arguments, or its content) with the answer's schema: the answer, or why it is
+ * refused in words the model can act on (no answer, not JSON, each offending field).
+ *
+ * @example
+ * const parsed = parseJudgeAnswer(answer.raw, AnswerSchema, RUBRIC_TOOL);
+ * if (!parsed.ok) talk.refuse(answer, `Your answer was refused: ${parsed.message}.`);
+ */
+export function parseJudgeAnswer<S extends z.ZodType>(raw: string, schema: S, toolName: string): { ok: true; answer: z.output<S> } | { ok: false; message: string } {
+  if (raw.trim() === '') return { ok: false, message: `no ${toolName} call and no content` };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (e) {
+    return { ok: false, message: `arguments are not JSON (${(e as Error).message})` };
+  }
+  const r = schema.safeParse(json);
+  if (!r.success) return { ok: false, message: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
+  return { ok: true, answer: r.data };
 }

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { ChatMessage, ModelsPort, ToolDefinition } from '../../ports/models.ts';
 import { judgeIdentity, parseJudgeDefinition, type Criterion, type JudgeDefinition, type JudgeRef } from '../judge-identity.ts';
 import { attemptFenceNotice, newAttemptFence, quoteProblem, renderAttemptView, type AttemptView } from '../rubric/attempt-view.ts';
-import { JudgeConversation, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
+import { JudgeConversation, parseJudgeAnswer, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
 import { EVIDENCE_SOURCES, type Evidence } from '../schemas.ts';
 
 export const PAIRWISE_JUDGE_NAME = 'pairwise-judge';
@@ -120,19 +120,6 @@ const AnswerSchema = z.object({
 });
 type Answer = z.infer<typeof AnswerSchema>;
 
-function parseAnswer(raw: string): { ok: true; answer: Answer } | { ok: false; message: string } {
-  if (raw.trim() === '') return { ok: false, message: `no ${PAIRWISE_TOOL} call and no content` };
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (e) {
-    return { ok: false, message: `arguments are not JSON (${(e as Error).message})` };
-  }
-  const r = AnswerSchema.safeParse(json);
-  if (!r.success) return { ok: false, message: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
-  return { ok: true, answer: r.data };
-}
-
 /** Checks an answer against the two attempts: `undefined` when it stands, else why it does not. */
 function problemOf(views: Record<PairSide, AttemptView>, answer: Answer): string | undefined {
   if (answer.preference !== 'tie' && answer.evidence.length === 0) return `preferring ${answer.preference} needs at least one quote`;
@@ -186,7 +173,7 @@ export async function judgePair(model: ModelsPort, viewA: AttemptView, viewB: At
     stopReason = talk.spent();
     if (stopReason) break;
     const answer = await talk.ask();
-    const parsed = parseAnswer(answer.raw);
+    const parsed = parseJudgeAnswer(answer.raw, AnswerSchema, PAIRWISE_TOOL);
     if (parsed.ok) {
       last = parsed.answer;
       problem = problemOf(views, parsed.answer);

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { judgeIdentity, parseJudgeDefinition, type Criterion, type JudgeDefinition } from '../judge-identity.ts';
 import { EVIDENCE_SOURCES, CRITERION_VERDICTS, type CriterionResult, type Evidence, type Judgement } from '../schemas.ts';
 import type { ChatMessage, ModelsPort, ToolDefinition } from '../../ports/models.ts';
-import { JudgeConversation, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
+import { JudgeConversation, parseJudgeAnswer, type JudgeBudget, type TokenPricing } from '../judge-conversation.ts';
 import { attemptFenceNotice, MIN_QUOTE_CHARS, newAttemptFence, quoteProblem, renderAttemptView, type AttemptView } from './attempt-view.ts';
 
 export const RUBRIC_JUDGE_NAME = 'rubric-judge';
@@ -142,19 +142,6 @@ function problemOf(view: AttemptView, v: AnsweredVerdict): string | undefined {
   return undefined;
 }
 
-function parseAnswer(raw: string): { ok: true; verdicts: AnsweredVerdict[] } | { ok: false; message: string } {
-  if (raw.trim() === '') return { ok: false, message: `no ${RUBRIC_TOOL} call and no content` };
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (e) {
-    return { ok: false, message: `arguments are not JSON (${(e as Error).message})` };
-  }
-  const r = AnswerSchema.safeParse(json);
-  if (!r.success) return { ok: false, message: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
-  return { ok: true, verdicts: r.data.verdicts };
-}
-
 function scoreOf(verdict: AnsweredVerdict['verdict']): number | undefined {
   return verdict === 'pass' ? 1 : verdict === 'fail' ? 0 : undefined;
 }
@@ -209,14 +196,14 @@ export async function judgeAttempt(model: ModelsPort, view: AttemptView, options
     stopReason = talk.spent();
     if (stopReason) break;
     const answer = await talk.ask();
-    const parsed = parseAnswer(answer.raw);
+    const parsed = parseJudgeAnswer(answer.raw, AnswerSchema, RUBRIC_TOOL);
     const problems: string[] = [];
     if (!parsed.ok) problems.push(parsed.message);
     else {
       const wanted = new Set(open().map((c) => c.id));
-      const unknown = parsed.verdicts.filter((v) => !rubric.some((c) => c.id === v.id)).map((v) => v.id);
+      const unknown = parsed.answer.verdicts.filter((v) => !rubric.some((c) => c.id === v.id)).map((v) => v.id);
       if (unknown.length > 0) problems.push(`unknown criterion id(s) ${unknown.join(', ')}; the rubric's are ${rubric.map((c) => c.id).join(', ')}`);
-      for (const v of parsed.verdicts) {
+      for (const v of parsed.answer.verdicts) {
         if (!wanted.has(v.id)) continue;
         wanted.delete(v.id);
         lastAnswer.set(v.id, v);
