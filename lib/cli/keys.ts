@@ -1,37 +1,7 @@
 import type { Command } from 'commander';
 import { createApiKey, listApiKeys, revokeApiKey } from '../auth/api-keys.ts';
-import { openDynamoDbRecords } from '../drivers/aws/open-aws-drivers.ts';
-import { openLocalPorts } from '../drivers/local/local-ports.ts';
-import { ensureDataDir } from '../local/runtime.ts';
-import type { RecordsPort } from '../ports/records.ts';
+import { openRecordsStore, recordsStoreOptions, type RecordsStoreFlags } from './records-store.ts';
 import { table as textTable } from './table.ts';
-import { dataDirFrom } from './target.ts';
-
-interface KeyStoreFlags {
-  dataDir?: string;
-  table?: string;
-  region?: string;
-  endpointUrl?: string;
-}
-
-/** The records that hold the keys: the DynamoDB table with `--table`, else the local data folder's. */
-function openKeyStore(flags: KeyStoreFlags): { records: RecordsPort; aws: boolean; close: () => void } {
-  if (flags.table) {
-    return { ...openDynamoDbRecords(flags, flags.table), aws: true };
-  }
-  const dir = dataDirFrom(flags);
-  ensureDataDir(dir);
-  const ports = openLocalPorts(dir);
-  return { records: ports.records, aws: false, close: () => ports.close() };
-}
-
-function storeOptions(command: Command): Command {
-  return command
-    .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
-    .option('--table <name>', 'AWS: the records table (the Data stack\'s RecordsTable) instead of the local folder')
-    .option('--region <region>', 'AWS region (default from the environment)')
-    .option('--endpoint-url <url>', 'AWS: a custom DynamoDB endpoint (e.g. moto)');
-}
 
 /**
  * `flywheel keys create|list|revoke`: API keys with a tenant and scopes (`ingest`, `read`, `admin`), in the local data
@@ -40,7 +10,7 @@ function storeOptions(command: Command): Command {
 export function registerKeysCommands(program: Command): void {
   const keys = program.command('keys').description('API keys: a tenant and scopes (ingest: post feedback and reports; read; admin: suites, checkpoints, sweeps, approvals)');
 
-  storeOptions(
+  recordsStoreOptions(
     keys
       .command('create')
       .description('create a key and print it (once): --tenant t --scopes ingest,read [--name n]')
@@ -48,8 +18,8 @@ export function registerKeysCommands(program: Command): void {
       .requiredOption('--scopes <list>', 'comma-separated: ingest, read, admin (admin implies read)')
       .option('--name <name>', 'who or what holds it')
       .option('--json', 'print JSON'),
-  ).action(async (flags: KeyStoreFlags & { tenant: string; scopes: string; name?: string; json?: boolean }) => {
-    const store = openKeyStore(flags);
+  ).action(async (flags: RecordsStoreFlags & { tenant: string; scopes: string; name?: string; json?: boolean }) => {
+    const store = openRecordsStore(flags);
     try {
       const { key, record } = await createApiKey(store.records, { tenant: flags.tenant, scopes: flags.scopes, ...(flags.name ? { name: flags.name } : {}) }, new Date());
       if (flags.json) {
@@ -70,9 +40,9 @@ export function registerKeysCommands(program: Command): void {
     }
   });
 
-  storeOptions(keys.command('list').description('every key: id, tenant, scopes, name, created, revoked').option('--json', 'print JSON')).action(
-    async (flags: KeyStoreFlags & { json?: boolean }) => {
-      const store = openKeyStore(flags);
+  recordsStoreOptions(keys.command('list').description('every key: id, tenant, scopes, name, created, revoked').option('--json', 'print JSON')).action(
+    async (flags: RecordsStoreFlags & { json?: boolean }) => {
+      const store = openRecordsStore(flags);
       try {
         const all = await listApiKeys(store.records);
         if (flags.json) {
@@ -87,9 +57,9 @@ export function registerKeysCommands(program: Command): void {
     },
   );
 
-  storeOptions(keys.command('revoke').description('revoke a key by its id (from keys list); on AWS cached answers last up to 5 minutes').argument('<keyId>', 'the key id')).action(
-    async (keyId: string, flags: KeyStoreFlags) => {
-      const store = openKeyStore(flags);
+  recordsStoreOptions(keys.command('revoke').description('revoke a key by its id (from keys list); on AWS cached answers last up to 5 minutes').argument('<keyId>', 'the key id')).action(
+    async (keyId: string, flags: RecordsStoreFlags) => {
+      const store = openRecordsStore(flags);
       try {
         const record = await revokeApiKey(store.records, keyId, new Date());
         process.stdout.write(`revoked ${record.keyId} (tenant ${record.tenant}) at ${record.revokedAt}\n`);

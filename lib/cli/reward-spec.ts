@@ -8,36 +8,10 @@
  * flywheel reward-spec show behaviour-py --json
  */
 import type { Command } from 'commander';
-import { openDynamoDbRecords } from '../drivers/aws/open-aws-drivers.ts';
-import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { ValidationError } from '../errors.ts';
 import { getRewardSpec, parseRewardSpec, putRewardSpec, REWARD_RANGE, type RewardSpec } from '../judges/reward-spec.ts';
-import { ensureDataDir } from '../local/runtime.ts';
-import type { RecordsPort } from '../ports/records.ts';
-import { collect, dataDirFrom } from './target.ts';
-
-interface StoreFlags {
-  dataDir?: string;
-  table?: string;
-  region?: string;
-  endpointUrl?: string;
-}
-
-function openStore(flags: StoreFlags): { records: RecordsPort; close: () => void } {
-  if (flags.table) return openDynamoDbRecords(flags, flags.table);
-  const dir = dataDirFrom(flags);
-  ensureDataDir(dir);
-  const ports = openLocalPorts(dir);
-  return { records: ports.records, close: () => ports.close() };
-}
-
-function storeOptions(command: Command): Command {
-  return command
-    .option('--data-dir <dir>', 'local data folder (env FLYWHEEL_DATA_DIR; default .flywheel/)')
-    .option('--table <name>', "AWS: the records table (the Data stack's RecordsTable) instead of the local folder")
-    .option('--region <region>', 'AWS region (default from the environment)')
-    .option('--endpoint-url <url>', 'AWS: a custom DynamoDB endpoint (e.g. moto)');
-}
+import { openRecordsStore, recordsStoreOptions, type RecordsStoreFlags } from './records-store.ts';
+import { collect } from './target.ts';
 
 /** `id=weight` pairs → an object; a malformed pair is a ValidationError naming the option. */
 export function parsePairs(pairs: readonly string[], option: string): Record<string, number> {
@@ -68,7 +42,7 @@ export function formatRewardSpec(spec: RewardSpec): string {
 
 export function registerRewardSpecCommands(program: Command): void {
   const group = program.command('reward-spec').description("a suite's reward for training: weights of tests and rubric criteria, penalties of integrity flags");
-  storeOptions(
+  recordsStoreOptions(
     group
       .command('set <suite>')
       .description('set (replace) the reward spec of a suite')
@@ -78,7 +52,7 @@ export function registerRewardSpecCommands(program: Command): void {
       .option('--judge <ref>', 'the judge whose verdicts count (name or name@version)')
       .option('--by <who>', 'who sets it')
       .option('--json', 'print JSON'),
-  ).action(async (suite: string, flags: StoreFlags & { tests?: string; criterion: string[]; penalty: string[]; judge?: string; by?: string; json?: boolean }) => {
+  ).action(async (suite: string, flags: RecordsStoreFlags & { tests?: string; criterion: string[]; penalty: string[]; judge?: string; by?: string; json?: boolean }) => {
     const spec = parseRewardSpec({
       suite,
       ...(flags.tests !== undefined ? { tests: Number(flags.tests) } : {}),
@@ -86,7 +60,7 @@ export function registerRewardSpecCommands(program: Command): void {
       integrityPenalties: parsePairs(flags.penalty, 'penalty'),
       ...(flags.judge ? { judge: flags.judge } : {}),
     });
-    const store = openStore(flags);
+    const store = openRecordsStore(flags);
     try {
       const stored = await putRewardSpec({ records: store.records, now: () => new Date() }, spec, flags.by);
       process.stdout.write(flags.json ? `${JSON.stringify(stored, null, 2)}\n` : formatRewardSpec(stored));
@@ -94,8 +68,8 @@ export function registerRewardSpecCommands(program: Command): void {
       store.close();
     }
   });
-  storeOptions(group.command('show <suite>').description('show the reward spec of a suite').option('--json', 'print JSON')).action(async (suite: string, flags: StoreFlags & { json?: boolean }) => {
-    const store = openStore(flags);
+  recordsStoreOptions(group.command('show <suite>').description('show the reward spec of a suite').option('--json', 'print JSON')).action(async (suite: string, flags: RecordsStoreFlags & { json?: boolean }) => {
+    const store = openRecordsStore(flags);
     try {
       const spec = await getRewardSpec({ records: store.records }, suite);
       if (!spec) {
