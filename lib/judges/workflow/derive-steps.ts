@@ -31,6 +31,7 @@
  * @example
  * const out = await deriveSteps['plan-derivation'](ports, { derivationId: 'derive-ckpt-1a2b3c4d', checkpointId: 'coder-7b:step-1200' });
  */
+import { executionNameFor } from '../../shared/execution-name.ts';
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../../errors.ts';
 import { notifyPeople, notifyOptionsFromEnv, type Notice } from '../../people/notify.ts';
@@ -101,9 +102,7 @@ export type DeriveSteps = { [K in DeriveStepName]: (ports: DeriveStepPorts, inpu
 
 /** The derivation id of a top checkpoint: `derive-<slug>-<8 hex>` (an execution name: letters, digits, - and _). */
 export function derivationIdOf(checkpointId: string): string {
-  const slug = checkpointId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
-  const hash = createHash('sha256').update(checkpointId).digest('hex').slice(0, 8);
-  return `derive-${slug ? `${slug}-` : ''}${hash}`;
+  return executionNameFor('derive', checkpointId, 60);
 }
 
 /** Batch job names: letters, digits, `-` and `_`, at most 128. */

@@ -17,6 +17,7 @@
  * @example
  * await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-02T02:00:00Z' }, settings);
  */
+import { executionNameFor } from '../../shared/execution-name.ts';
 import { createHash } from 'node:crypto';
 import type { SweepSettings } from '../../config/stages.ts';
 import { ValidationError } from '../../errors.ts';
@@ -50,9 +51,7 @@ export function scheduledSweepId(scheduledTime: string): string {
 }
 
 export function checkpointSweepId(checkpointId: string): string {
-  const slug = checkpointId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 56);
-  const hash = createHash('sha256').update(checkpointId).digest('hex').slice(0, 8);
-  return `checkpoint-${slug ? `${slug}-` : ''}${hash}`;
+  return executionNameFor('checkpoint', checkpointId, 56);
 }
 
 /** Published when a trigger's sweep cannot start (EventBridge detail-type), id `sweep.refused:<sweepId>:<reason hash>`. */
