@@ -8,12 +8,13 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../lib/api/routes.ts';
+import { DRIFT_SAMPLE_FRACTION_ENV } from '../../lib/judges/drift/consumers/watch-verdicts-consumer.ts';
 import { JUDGE_VERDICT } from '../../lib/judges/events.ts';
 import { MODE_IDS } from '../../lib/modes/taxonomy/taxonomy.ts';
 import { startScriptedModelServer } from '../support/scripted-model-server.ts';
 import { PROCESS_TEST_TIMEOUT_MS, waitFor } from '../support/wait-for.ts';
 import { SCOPE_LABEL, scriptedFailureModeJudge, storeSignals } from './support/annotation-fixture.ts';
-import { useLocalRuntime } from './support/http-runtime.ts';
+import { setEnvFor, useLocalRuntime } from './support/http-runtime.ts';
 
 const run = promisify(execFile);
 const { tempDir, cleanups, start } = useLocalRuntime('flywheel-annotation-http-');
@@ -36,6 +37,9 @@ describe('annotation over HTTP', () => {
       const dataDir = tempDir();
       const server = await startScriptedModelServer(scriptedFailureModeJudge(new Set(['s-yes-0'])));
       cleanups.push(() => server.close());
+      // The judge's version hashes its model spec, and so the scripted server's port: which subjects fall in the
+      // drift watch's 5% sample would change from run to run. With no sample, the disagreement is always queued as one.
+      setEnvFor(cleanups, DRIFT_SAMPLE_FRACTION_ENV, '0');
       const { side, call } = await start(dataDir);
 
       const signals = await storeSignals(side, 16);
