@@ -26,7 +26,7 @@ import { createModel } from '../../lib/models/create-model.ts';
 import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
-import { startVllmSidecar, type VllmSidecar } from './vllm-sidecar.ts';
+import { startVllmSidecar, TRAINER_DIR, trainerServeCommand, VLLM_STAND_IN_ENV, type VllmSidecar } from './vllm-sidecar.ts';
 import { DEFAULT_VLLM_PORT } from '../../lib/rollout/vllm-port.ts';
 
 /** Every variable the entry point reads, for the README and the job definition. */
@@ -42,6 +42,8 @@ export const ROLLOUT_ENV = {
   FLYWHEEL_VLLM_PORT: "its port (overrides the spec's vllm.port; default 8000)",
   FLYWHEEL_VLLM_MODEL: "its served model name (default the spec's vllm.servedModelName, else the first /v1/models lists)",
   FLYWHEEL_VLLM_READY_TIMEOUT_SECONDS: 'how long it may take to load (default 900)',
+  [VLLM_STAND_IN_ENV]: "`trainer` (the local jobs driver sets it): without FLYWHEEL_VLLM_COMMAND, serve the spec's vLLM checkpoint with `python3 -m flywheel_trainer serve` instead",
+  FLYWHEEL_PYTHON: 'the Python of that stand-in (default python3)',
   FLYWHEEL_SANDBOX_ROOT: 'the harness sandboxes folder (default a fresh one under $TMPDIR)',
   FLYWHEEL_TASKS_BASE_DIR: 'relative task repository paths resolve here (default the working directory)',
 } as const;
@@ -119,8 +121,11 @@ export async function main(env: Env = process.env, log: (line: string) => void =
     const shardIndex = intFrom(env, 'AWS_BATCH_JOB_ARRAY_INDEX') ?? 0;
     const shardCount = intFrom(env, 'FLYWHEEL_SHARD_COUNT') ?? spec.shardCount ?? 1;
     if (shardCount < 1 || shardIndex >= shardCount) throw new ValidationError(`array index ${shardIndex} is outside the ${shardCount} shard(s): set FLYWHEEL_SHARD_COUNT to the array size`, [{ path: 'FLYWHEEL_SHARD_COUNT', message: 'array size' }]);
-    const vllmCommand = env['FLYWHEEL_VLLM_COMMAND'] || spec.vllm?.command;
     const vllmModel = env['FLYWHEEL_VLLM_MODEL'] || spec.vllm?.servedModelName;
+    // Locally (the local jobs driver sets FLYWHEEL_VLLM_STAND_IN) and with no real vLLM configured, the trainer's
+    // OpenAI-compatible server stands in for `vllm serve`: same port, name, token ids and log-probs, on the CPU.
+    const standIn = !env['FLYWHEEL_VLLM_COMMAND'] && spec.vllm !== undefined && env[VLLM_STAND_IN_ENV] === 'trainer';
+    const vllmCommand = env['FLYWHEEL_VLLM_COMMAND'] || (standIn ? trainerServeCommand({ ...(vllmModel ? { servedModelName: vllmModel } : {}), ...(env['FLYWHEEL_PYTHON'] ? { python: env['FLYWHEEL_PYTHON'] } : {}) }) : spec.vllm?.command);
     if (!spec.model && !vllmCommand) throw new ValidationError('the shard spec names no model, and neither its vllm.command nor FLYWHEEL_VLLM_COMMAND serves one', [{ path: 'model', message: 'required without vLLM' }]);
     log(`rollout ${spec.runId} shard ${shardIndex + 1}/${shardCount}${jobId ? ` (job ${jobId}${jobAttempt ? `, attempt ${jobAttempt}` : ''})` : ''}: mode ${spec.mode}, ${spec.attempts} attempt(s) per task, ports: ${ports.describe}`);
 
@@ -139,12 +144,18 @@ export async function main(env: Env = process.env, log: (line: string) => void =
         checkpointDir = await fetchCheckpoint(ports.blobs, spec.artifactKey, join(sandboxRoot, 'checkpoint'));
         log(`checkpoint ${spec.artifactKey} unpacked into ${checkpointDir}`);
       }
-      log(`starting vLLM on port ${port}: ${vllmCommand}`);
+      log(`starting ${standIn ? "vLLM's stand-in (the trainer's server)" : 'vLLM'} on port ${port}: ${vllmCommand}`);
       vllm = await startVllmSidecar({
         command: vllmCommand,
         port,
         readyTimeoutMs: readySeconds * 1000,
-        env: { ...(env as NodeJS.ProcessEnv), ...(checkpointDir ? { FLYWHEEL_CHECKPOINT_DIR: checkpointDir } : {}) },
+        env: {
+          ...(env as NodeJS.ProcessEnv),
+          ...(checkpointDir ? { FLYWHEEL_CHECKPOINT_DIR: checkpointDir } : {}),
+          ...(vllmModel ? { FLYWHEEL_VLLM_MODEL: vllmModel } : {}),
+          ...(standIn ? { PYTHONDONTWRITEBYTECODE: '1' } : {}),
+        },
+        ...(standIn ? { cwd: TRAINER_DIR } : {}),
         log: (line) => process.stderr.write(`${line}\n`),
         ...(vllmModel ? { model: vllmModel } : {}),
       });

@@ -9,7 +9,32 @@
  * try { createModel(`openai:${vllm.model}@${vllm.baseUrl}`); … } finally { await vllm.stop(); }
  */
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { TransientError } from '../../lib/errors.ts';
+
+/**
+ * Set (to `trainer`) by the local jobs driver's `rollout` definition: without FLYWHEEL_VLLM_COMMAND, a vLLM-served
+ * checkpoint is served by the trainer's OpenAI-compatible server (`trainerServeCommand`) instead of `vllm serve`,
+ * so the loop turns on a machine without a GPU. Unset on AWS: the job runs the spec's `vllm serve`.
+ */
+export const VLLM_STAND_IN_ENV = 'FLYWHEEL_VLLM_STAND_IN';
+
+/** The trainer package's folder (`python3 -m flywheel_trainer` runs from here). */
+export const TRAINER_DIR = fileURLToPath(new URL('../trainer/', import.meta.url));
+
+/**
+ * The command line of vLLM's local stand-in, `python3 -m flywheel_trainer serve` over `$FLYWHEEL_CHECKPOINT_DIR` on
+ * `$FLYWHEEL_VLLM_PORT` (batch-images/trainer/flywheel_trainer/policy/serve.py: token ids and log-probs as vLLM's);
+ * run it with `cwd: TRAINER_DIR`.
+ *
+ * @example
+ * startVllmSidecar({ command: trainerServeCommand({ servedModelName: 'ckpt-7' }), cwd: TRAINER_DIR, port: 8000 });
+ */
+export function trainerServeCommand(options: { servedModelName?: string; python?: string } = {}): string {
+  const quote = (a: string) => (/^[A-Za-z0-9._:/=@+-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
+  const name = options.servedModelName ? ` --served-model-name ${quote(options.servedModelName)}` : '';
+  return `exec ${quote(options.python || 'python3')} -m flywheel_trainer serve --model "$FLYWHEEL_CHECKPOINT_DIR" --port "$FLYWHEEL_VLLM_PORT"${name}`;
+}
 
 export interface VllmSidecarOptions {
   /** A shell command line (bash -c); FLYWHEEL_VLLM_PORT is set in its environment. */
@@ -20,6 +45,8 @@ export interface VllmSidecarOptions {
   /** How long loading the weights may take; default 15 minutes. */
   readyTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Working directory of the command; default this process's. */
+  cwd?: string;
   log?: (line: string) => void;
 }
 
@@ -36,6 +63,7 @@ export async function startVllmSidecar(options: VllmSidecarOptions): Promise<Vll
   const baseUrl = `http://127.0.0.1:${options.port}/v1`;
   const child = spawn('bash', ['-c', options.command], {
     detached: true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...(options.env ?? process.env), FLYWHEEL_VLLM_PORT: String(options.port) },
   });

@@ -24,7 +24,9 @@ export const REPOSITORY_ROOT = fileURLToPath(new URL('../../../../', import.meta
 
 /** The entry points the local runtime knows; `FLYWHEEL_LOCAL_JOB_DEFINITIONS` (JSON) adds or replaces some. */
 export const DEFAULT_LOCAL_JOB_DEFINITIONS: Record<string, LocalJobDefinition> = {
-  rollout: { command: ['node', 'batch-images/rollout/entrypoint.ts'] },
+  // No GPU assumed: a vLLM-served checkpoint is served by the trainer's server unless FLYWHEEL_VLLM_COMMAND names
+  // a real vLLM (batch-images/rollout/vllm-sidecar.ts, VLLM_STAND_IN_ENV).
+  rollout: { command: ['node', 'batch-images/rollout/entrypoint.ts'], environment: { FLYWHEEL_VLLM_STAND_IN: 'trainer' } },
 };
 
 const VARIABLE = 'FLYWHEEL_LOCAL_JOB_DEFINITIONS';
