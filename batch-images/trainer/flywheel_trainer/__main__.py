@@ -3,6 +3,9 @@
     python -m flywheel_trainer train --data teacher.jsonl --out model/ [--kind pointwise|pairwise] [--seed 0]
     python -m flywheel_trainer score --model model/ --input items.jsonl      # JSON Lines out, one per item
     python -m flywheel_trainer job                                           # the Batch job (environment below)
+    python -m flywheel_trainer policy-job                                    # the policy trainer's Batch job (policy/job.py)
+    python -m flywheel_trainer train-policy --manifest ds/manifest.json --base tiny:0 --out ckpt/ [--config JSON] [--metrics m.jsonl]
+    python -m flywheel_trainer serve --model ckpt/ --port 8000 [--served-model-name X]  # OpenAI-compatible, like vLLM
 
 The job reads ``FLYWHEEL_TRAIN_DATA_KEY`` (a JSON Lines blob of the teacher's verdicts) and writes
 ``<FLYWHEEL_MODEL_KEY>/model.safetensors`` and ``<FLYWHEEL_MODEL_KEY>/metadata.json``; ``FLYWHEEL_REWARD_KIND``
@@ -114,6 +117,12 @@ def run_job(env: dict[str, str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["serve"]:
+        # The checkpoint server (policy/serve.py) has its own options; transformers loads only for it.
+        from .policy.serve import main as serve_main
+
+        return serve_main(given[1:])
     parser = argparse.ArgumentParser(prog="flywheel_trainer")
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train")
@@ -126,6 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--model", required=True)
     s.add_argument("--input", required=True)
     sub.add_parser("job")
+    # The policy trainer (flywheel_trainer/policy): the Batch job over TRAINER_JOB_ENV, and the same on local files.
+    sub.add_parser("policy-job")
+    tp = sub.add_parser("train-policy")
+    tp.add_argument("--manifest", required=True, help="a dataset manifest.json with its Parquet shards beside it")
+    tp.add_argument("--base", default="tiny:0", help="tiny:<seed>[:<shape>] or hf:<folder>")
+    tp.add_argument("--out", required=True, help="the checkpoint folder to write")
+    tp.add_argument("--config", default=None, help="TrainerConfig JSON (camelCase)")
+    tp.add_argument("--metrics", default=None, help="where to copy metrics.jsonl")
+    tp.add_argument("--run-id", default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "train":
@@ -141,6 +159,21 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 for item, scores in zip(items, score_texts(net, metadata, [str(i.get("text", "")) for i in items])):
                     print(json.dumps({"id": item.get("id"), "scores": scores}))
+        elif args.command == "policy-job":
+            from .policy.job import launch, run_policy_job
+
+            code = launch(dict(os.environ))
+            if code is not None:
+                return code
+            written = run_policy_job(dict(os.environ))
+            if written:
+                print(json.dumps({"message": "trained", "steps": written["steps"], "sha256": written["sha256"], "lastLoss": written["lastLoss"]}))
+        elif args.command == "train-policy":
+            from .policy.job import run_local
+
+            written = run_local(args.manifest, args.base, args.out, args.config, args.metrics, args.run_id)
+            if written:
+                print(json.dumps({"message": "trained", "steps": written["steps"], "sha256": written["sha256"], "lastLoss": written["lastLoss"], "out": args.out}))
         else:
             metadata = run_job(dict(os.environ))
             print(json.dumps({"message": "trained", "loss": metadata["loss"], "examples": metadata["examples"], "sha256": metadata["sha256"]}))

@@ -169,8 +169,8 @@ def test_a_generated_tool_call_comes_back_as_tool_calls(checkpoint):
         ({"messages": [{"role": "user", "content": "hi"}], "stream": True}, "stream"),
         ({"messages": [{"role": "user", "content": "hi"}], "n": 2}, "n"),
         ({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {}}]}, "tools[0].function.name"),
-        ({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5000}, "max_tokens"),
-        ({"messages": [{"role": "user", "content": "x" * 5000}]}, "messages"),
+        ({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 40000}, "max_tokens"),
+        ({"messages": [{"role": "user", "content": "x" * 40000}]}, "messages"),
     ],
 )
 def test_bad_requests_get_400_naming_the_field(served, body, param):
