@@ -17,6 +17,8 @@ import { SWEEP_OPERATIONS } from '../sweeps/http/operations.ts';
 import { MODES_OPERATIONS } from '../modes/http/operations.ts';
 import { JUDGES_OPERATIONS } from '../judges/http/operations.ts';
 import { ANNOTATION_OPERATIONS } from '../judges/http/annotation-operations.ts';
+import { TRAINING_OPERATIONS } from '../training/http/operations.ts';
+import { DECISIONS_OPERATIONS } from '../training/http/decision-operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -81,6 +83,8 @@ export const OPERATIONS: Record<string, Operation> = {
   ...MODES_OPERATIONS,
   ...JUDGES_OPERATIONS,
   ...ANNOTATION_OPERATIONS,
+  ...TRAINING_OPERATIONS,
+  ...DECISIONS_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

@@ -36,6 +36,15 @@ import {
   makePostGoldSetHandler,
 } from '../judges/http/annotation-handlers.ts';
 import { makeGetDerivationHandler, makeListDerivationsHandler } from '../judges/http/derivation-handlers.ts';
+import {
+  makeGetTrainingCurvesHandler,
+  makeGetTrainingRunHandler,
+  makeListTrainingRunsHandler,
+  makePostTrainingRunHandler,
+  makeResumeTrainingRunHandler,
+  makeStopTrainingRunHandler,
+} from '../training/http/training-run-handlers.ts';
+import { makeExtractDecisionsHandler, makeGetDecisionHandler, makeListDecisionsHandler } from '../training/http/decision-handlers.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -81,6 +90,15 @@ export const routes: RouteSpec[] = [
   { method: 'POST', path: '/v1/judges/{name}/drift-check', operationId: 'checkJudgeDrift', lambda: 'judges/api', apiKeyRequired: true, scope: 'admin', make: makeDriftCheckHandler },
   { method: 'GET', path: '/v1/judge-derivations', operationId: 'listJudgeDerivations', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeListDerivationsHandler },
   { method: 'GET', path: '/v1/judge-derivations/{id}', operationId: 'getJudgeDerivation', lambda: 'judges/api', apiKeyRequired: true, scope: 'read', make: makeGetDerivationHandler },
+  { method: 'POST', path: '/v1/training-runs', operationId: 'postTrainingRun', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makePostTrainingRunHandler },
+  { method: 'GET', path: '/v1/training-runs', operationId: 'listTrainingRuns', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeListTrainingRunsHandler },
+  { method: 'GET', path: '/v1/training-runs/{runId}', operationId: 'getTrainingRun', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeGetTrainingRunHandler },
+  { method: 'GET', path: '/v1/training-runs/{runId}/curves', operationId: 'getTrainingCurves', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeGetTrainingCurvesHandler },
+  { method: 'POST', path: '/v1/training-runs/{runId}/stop', operationId: 'stopTrainingRun', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeStopTrainingRunHandler },
+  { method: 'POST', path: '/v1/training-runs/{runId}/resume', operationId: 'resumeTrainingRun', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeResumeTrainingRunHandler },
+  { method: 'GET', path: '/v1/decisions', operationId: 'listDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeListDecisionsHandler },
+  { method: 'GET', path: '/v1/decisions/{decisionId}', operationId: 'getDecision', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeGetDecisionHandler },
+  { method: 'POST', path: '/v1/decisions/extract', operationId: 'extractDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeExtractDecisionsHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

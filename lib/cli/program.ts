@@ -7,11 +7,13 @@ import { registerKeysCommands } from './keys.ts';
 import { registerRewardSpecCommands } from './reward-spec.ts';
 import { registerModesCommands } from './modes.ts';
 import { registerJudgesCommands } from './judges.ts';
+import { registerDecisionsCommands } from './decisions.ts';
 import { registerAnnotateCommands } from './annotate.ts';
 import { registerForgeCommands } from './forge.ts';
 import { registerStartCommand } from './start.ts';
 import { registerSuiteCommands } from './suite.ts';
 import { registerSweepCommands } from './sweep.ts';
+import { registerTrainCommands } from './train.ts';
 
 /**
  * The `flywheel` CLI: one file per command group under `lib/cli/`; a later issue adds its group here.
@@ -33,8 +35,10 @@ export function buildProgram(): Command {
   registerSweepCommands(program);
   registerModesCommands(program);
   registerJudgesCommands(program);
+  registerDecisionsCommands(program);
   registerAnnotateCommands(program);
   registerKeysCommands(program);
   registerRewardSpecCommands(program);
+  registerTrainCommands(program);
   return program;
 }

@@ -40,6 +40,8 @@ export class RouteTableApi extends Construct {
       description: `Flywheel feedback API (${settings.stage})`,
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
       apiKeySourceType: apigw.ApiKeySourceType.HEADER,
+      // A handler's base64 PNG (a training run's curves) goes out as bytes to a client that accepts image/png.
+      binaryMediaTypes: ['image/png'],
       // Execution logs need the account-level CloudWatch role.
       cloudWatchRole: true,
       deployOptions: {

@@ -14,6 +14,7 @@ import { openLocalPorts } from '../drivers/local/local-ports.ts';
 import { startLocalSweeps } from '../sweeps/local/local-sweep-runtime.ts';
 import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts';
 import { localTrainerJobDefinition, startLocalDerivations } from '../judges/local/local-derive-judges.ts';
+import { localTrainerPolicyJobDefinition, startLocalTraining, TRAINER_POLICY_JOB_DEFINITION } from '../training/local/local-training.ts';
 import { startLocalDriftWatch } from '../judges/drift/local/local-drift-watch.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
@@ -140,7 +141,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   const maxReceiveCount = options.maxReceiveCount ?? settings.maxReceiveCount;
   // The runtime is the data folder's jobs runner: Batch jobs (the state machines' Batch tasks, `flywheel jobs submit`)
   // run here as child processes under the five categories (lib/drivers/local/local-jobs.ts).
-  const local = await openLocalPorts(dataDir, { maxReceiveCount, jobs: { definitions: { trainer: localTrainerJobDefinition(), ...localJobDefinitionsFromEnv() } } });
+  const local = await openLocalPorts(dataDir, { maxReceiveCount, jobs: { definitions: { trainer: localTrainerJobDefinition(), [TRAINER_POLICY_JOB_DEFINITION]: localTrainerPolicyJobDefinition(), ...localJobDefinitionsFromEnv() } } });
   const { close: closePorts, ...localPorts } = local;
   // Sweeps: the sweep state machine's definition run by the local workflows driver, its shards as local jobs, the
   // stage's schedule (FLYWHEEL_SCHEDULE=off turns it off) and the checkpoint.registered trigger
@@ -149,7 +150,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // Judge derivations: a checkpoint registered as the top model starts one (lib/judges/local/local-derive-judges.ts);
   // its trainer job runs `python3 -m flywheel_trainer job` (batch-images/trainer/) as a local job.
   const derivations = local.jobs ? startLocalDerivations({ dataDir, ports: localPorts, jobs: local.jobs, logger }) : undefined;
-  const ports = { ...localPorts, ...(sweeps ? { workflows: sweeps.workflows } : {}) };
+  // Training runs: the train-policy workflow, its policy job `trainer-policy` as a local job, the heartbeat watch
+  // (lib/training/local/local-training.ts). The API's workflows port runs train-policy there and the sweep here.
+  const training = local.jobs ? startLocalTraining({ dataDir, ports: localPorts, jobs: local.jobs, logger, ...(sweeps ? { sweepWorkflows: sweeps.workflows } : {}) }) : undefined;
+  const ports = { ...localPorts, ...(training ? { workflows: training.route(sweeps?.workflows) } : sweeps ? { workflows: sweeps.workflows } : {}) };
   const apiKey = ensureLocalApiKey(dataDir);
   // The runtime's own key: an admin key of the default tenant (idempotent; a revoked one stays revoked).
   await createApiKey(localPorts.records, { tenant: DEFAULT_TENANT, scopes: [...SCOPES], name: 'local runtime (api-key file)', key: apiKey }, new Date());
@@ -188,6 +192,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await consumer.stop();
         await modes?.stop();
         await drift.stop();
+        await training?.close();
         await derivations?.close();
         await sweeps?.close();
         await local.jobs?.close();

@@ -15,6 +15,7 @@
  * @example
  * const { executionId } = await workflows.start('sweep', { name: 'sweep-2026-12-02', input: { sweepKey } });
  * const execution = await workflows.describe(executionId); // execution.status: 'RUNNING' | 'SUCCEEDED' | …
+ * await workflows.stop(executionId, { error: 'Flywheel.Stopped', cause: 'stopped by alice' }); // → ABORTED
  */
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
@@ -52,4 +53,10 @@ export interface WorkflowsPort {
   start(workflow: string, options: StartOptions): Promise<{ executionId: string }>;
   /** Throws `Flywheel.ExecutionNotFound` for an unknown id. */
   describe(executionId: string): Promise<ExecutionDescription>;
+  /**
+   * Stops a RUNNING execution: it ends ABORTED with `error` and `cause` (Step Functions' StopExecution). An execution
+   * that already ended is left as it is (stopping twice is harmless). Starting its name again resumes it, as for any
+   * unsuccessful end. Throws `Flywheel.ExecutionNotFound` for an unknown id.
+   */
+  stop(executionId: string, options?: { error?: string; cause?: string }): Promise<void>;
 }

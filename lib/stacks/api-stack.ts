@@ -15,6 +15,7 @@ import { functionEnvironment } from './function-environment.ts';
 import { grantBedrockModels } from '../modes/infra/modes-pipeline.ts';
 import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
 import { judgePricingEnvironment } from '../judges/derive/judge-runners.ts';
+import { grantTrainingExecutions } from '../training/infra/grant-training-executions.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
@@ -60,6 +61,13 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     grantBedrockModels(fn, judgeModel);
     // Calibration reports' cost per verdict: the stage's judge prices (FLYWHEEL_JUDGE_PRICING).
     for (const [name, value] of Object.entries(judgePricingEnvironment(deps?.settings.judges.pricing ?? []))) fn.fn.addEnvironment(name, value);
+  },
+  // Training runs: records them, reads their metrics (curves); starts, describes, redrives and stops their executions.
+  // Decision records: reads attempts, tasks, feedback events and trajectories, writes the records (a Bedrock locator
+  // model is not granted: name an OpenAI-compatible one).
+  'training/api': (fn, data, deps) => {
+    fn.readWriteRecords(data.records).readBlobs(data.blobs);
+    if (deps?.settings) grantTrainingExecutions(fn, deps.settings);
   },
 };
 

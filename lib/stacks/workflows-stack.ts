@@ -8,6 +8,8 @@ import { SweepExecutionAlarms } from '../sweeps/infra/sweep-execution-alarms.ts'
 import { SweepNotices } from '../sweeps/infra/sweep-notices.ts';
 import { SweepStateMachine } from '../sweeps/infra/sweep-state-machine.ts';
 import { SweepTriggers } from '../sweeps/infra/sweep-triggers.ts';
+import { SWEEP_WORKFLOW } from '../sweeps/workflow/sweep.asl.ts';
+import { TrainStateMachine } from '../training/infra/train-state-machine.ts';
 import type { ComputeStack } from './compute-stack.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
@@ -32,6 +34,8 @@ export class WorkflowsStack extends Stack {
   readonly sweepNotices: SweepNotices;
   /** The judge derivation started by a top checkpoint (lib/judges/infra/derive-judges-state-machine.ts). */
   readonly deriveJudges: DeriveJudgesStateMachine;
+  /** Training runs (lib/training/infra/train-state-machine.ts): the trainer image is the derivation's repository. */
+  readonly training: TrainStateMachine;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -66,6 +70,18 @@ export class WorkflowsStack extends Stack {
       environment,
       cpuJobQueueArn: compute.cpu.queue.jobQueueArn,
       jobLogs: compute.jobLogs,
+    });
+    this.training = new TrainStateMachine(this, 'Training', {
+      settings,
+      records: data.records,
+      blobs: data.blobs,
+      bus: props.bus,
+      alarmTopic: props.alarmTopic,
+      environment,
+      gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
+      trainerRepository: this.deriveJudges.trainer.repository,
+      jobLogs: compute.jobLogs,
+      sweep: { stateMachine: this.sweep.stateMachine, workflow: SWEEP_WORKFLOW },
     });
     new CfnOutput(this, 'SweepStateMachineArn', {
       value: this.sweep.stateMachine.stateMachineArn,

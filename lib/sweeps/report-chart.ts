@@ -1,12 +1,12 @@
 /**
  * The sweep report's chart: one panel per suite, one group per checkpoint, strict and lenient bars side by side, each
- * with its 95% CI as an error bar, on a 0–100% axis. Drawn pixel by pixel (`chart/raster.ts`, a 5 × 7 bitmap font)
- * and encoded by `pngjs`: pure JavaScript, nothing native, nothing fetched at run time.
+ * with its 95% CI as an error bar, on a 0–100% axis. Drawn pixel by pixel (`lib/shared/chart/raster.ts`, a 5 × 7
+ * bitmap font) and encoded by `pngjs`: pure JavaScript, nothing native, nothing fetched at run time.
  *
  * `chartLayout` computes where everything goes; `renderReportChart` draws it. Tests check the PNG against the layout.
  */
-import { textWidth } from './chart/bitmap-font.ts';
-import { Raster, type Rgb } from './chart/raster.ts';
+import { textWidth } from '../shared/chart/bitmap-font.ts';
+import { Raster, type Rgb } from '../shared/chart/raster.ts';
 import type { SweepReport } from './schemas.ts';
 import { HARNESS_MODES, type HarnessMode } from '../harness/task/harness-mode.ts';
 

@@ -264,6 +264,14 @@ export const TrainingRunSchema = z.strictObject({
   proposal: z.record(z.string(), z.unknown()).optional(),
   error: z.strictObject({ error: z.string(), cause: z.string() }).optional(),
   endedAt: IsoDateTime.optional(),
+  /** The workflow execution running the run now (the newest one after a resume). */
+  executionId: z.string().optional(),
+  /** How many times the run was resumed (its execution is `<run>-r<n>` after the n-th). */
+  resumes: z.number().int().nonnegative().optional(),
+  /** Bumped by every write: the optimistic-concurrency field (a stop and a step never overwrite each other). */
+  revision: z.number().int().nonnegative().optional(),
+  /** Who stopped it, when stopped by a person. */
+  stoppedBy: z.string().optional(),
 });
 export type TrainingRun = z.infer<typeof TrainingRunSchema>;
 

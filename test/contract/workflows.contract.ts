@@ -15,6 +15,8 @@ export interface WorkflowsUnderTest {
   otherWorkflow: string;
   /** A workflow whose executions can be made to end unsuccessfully, and how (resolves once it has ended). */
   resumable: { workflow: string; endUnsuccessfully: (executionId: string) => Promise<void> };
+  /** A workflow whose executions stay RUNNING for the length of a test (until stopped). */
+  longRunning: string;
 }
 
 let counter = 0;
@@ -76,6 +78,18 @@ export function describeWorkflowsContract(name: string, make: () => Promise<Work
       expect(execution.input).toEqual(input);
       expect(['RUNNING', 'SUCCEEDED']).toContain(execution.status);
       await expect(under.workflows.start(under.resumable.workflow, { name, input: { value: 'other' } })).rejects.toMatchObject({ name: 'Flywheel.ExecutionAlreadyExists' });
+    });
+
+    it('stop ends a running execution ABORTED; stopping it again is harmless; an unknown id is ExecutionNotFound', async () => {
+      const { executionId } = await under.workflows.start(under.longRunning, { name: uniqueName('stop'), input: { value: 'long' } });
+      expect((await under.workflows.describe(executionId)).status).toBe('RUNNING');
+      await under.workflows.stop(executionId, { error: 'Flywheel.Stopped', cause: 'stopped by the contract test' });
+      const stopped = await under.workflows.describe(executionId);
+      expect(stopped.status).toBe('ABORTED');
+      expect(stopped.stoppedAt).toBeGreaterThanOrEqual(stopped.startedAt);
+      await under.workflows.stop(executionId);
+      expect((await under.workflows.describe(executionId)).status).toBe('ABORTED');
+      await expect(under.workflows.stop(`${executionId}-nope`)).rejects.toMatchObject({ name: 'Flywheel.ExecutionNotFound' });
     });
 
     it('describe of an unknown execution throws Flywheel.ExecutionNotFound', async () => {

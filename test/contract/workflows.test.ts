@@ -10,6 +10,7 @@ import { LocalWorkflows } from '../../lib/drivers/local/local-workflows.ts';
 import type { LocalWorkflowSpec } from '../../lib/drivers/local/workflows/workflow-spec.ts';
 import { openDatabase } from '../../lib/drivers/local/sqlite-database.ts';
 import { motoEndpoint, uniqueName } from '../support/aws-test-resources.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { describeWorkflowsContract } from './workflows.contract.ts';
 
 const echo = { StartAt: 'Echo', States: { Echo: { Type: 'Pass', Parameters: { 'echoed.$': '$.value' }, End: true } } };
@@ -37,6 +38,8 @@ describeWorkflowsContract('Step Functions (moto)', async () => {
     workflow: 'echo',
     otherWorkflow: 'other',
     resumable: { workflow: 'echo', endUnsuccessfully: stopExecution },
+    // moto runs no definition: every execution stays RUNNING until stopped.
+    longRunning: 'echo',
   };
 });
 
@@ -73,12 +76,14 @@ describeWorkflowsContract('local (aws-local-stepfunctions + SQLite)', async () =
     echo: { definition: echo, lambdas: {} },
     other: { definition: echo, lambdas: {} },
     flaky: { definition: failsOnce, lambdas: { flaky: flakyLambda() } },
+    nap: { definition: { StartAt: 'Nap', States: { Nap: { Type: 'Wait', Seconds: 600, End: true } } }, lambdas: {} },
   });
   return {
     workflows,
     workflow: 'echo',
     otherWorkflow: 'other',
     resumable: { workflow: 'flaky', endUnsuccessfully: async (executionId) => void (await workflows.waitFor(executionId)) },
+    longRunning: 'nap',
   };
 });
 
@@ -263,6 +268,32 @@ describe('LocalWorkflows', () => {
     expect((await second.waitFor(a.executionId, { timeoutMs: 10_000 })).status).toBe('SUCCEEDED');
     expect((await second.waitFor(b.executionId, { timeoutMs: 10_000 })).status).toBe('SUCCEEDED');
     expect(second.runs(a.executionId)).toBe(2);
+  });
+
+  it('stop keeps its error and cause; another process (the CLI) can stop an execution this one runs; started again it runs again', async () => {
+    const nap = { definition: { StartAt: 'Nap', States: { Nap: { Type: 'Wait', Seconds: 600, End: true } } }, lambdas: {} };
+    const finished: string[] = [];
+    const dataDir = mkdtempSync(join(tmpdir(), 'flywheel-workflows-'));
+    dirs.push(dataDir);
+    const runner = new LocalWorkflows(openDatabase(join(dataDir, 'workflows.sqlite')), { nap }, { heartbeatMs: 50, onFinished: (e) => finished.push(`${e.name}:${e.status}`) });
+    opened.push(runner);
+    const here = await runner.start('nap', { name: 'here', input: {} });
+    await runner.stop(here.executionId, { error: 'Flywheel.Stopped', cause: 'by alice' });
+    expect(await runner.describe(here.executionId)).toMatchObject({ status: 'ABORTED', error: 'Flywheel.Stopped', cause: 'by alice' });
+    expect(finished).toEqual(['here:ABORTED']);
+    // Another process (the CLI) stops an execution this runner runs: the row ends there, and the runner's heartbeat
+    // aborts its run without writing an end over the stop.
+    const there = await runner.start('nap', { name: 'there', input: {} });
+    const cli = localWorkflows({ nap }, dataDir).workflows;
+    await cli.stop(there.executionId);
+    await waitFor(async () => ((await runner.describe(there.executionId)).status === 'ABORTED' ? true : undefined), { what: 'the stop from the other process to reach the row' });
+    expect(await runner.describe(there.executionId)).toMatchObject({ status: 'ABORTED', error: 'States.Aborted' });
+    // Started again, a stopped execution runs again (a resume), and can be stopped again.
+    expect(await runner.start('nap', { name: 'here', input: {} })).toEqual(here);
+    expect((await runner.describe(here.executionId)).status).toBe('RUNNING');
+    expect(runner.runs(here.executionId)).toBe(2);
+    await runner.stop(here.executionId);
+    expect((await runner.describe(here.executionId)).status).toBe('ABORTED');
   });
 
   it('refuses a definition outside the two-runtime subset', () => {

@@ -218,8 +218,8 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
     const terminate = Object.values(resourcesOfType(workflows, 'AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[])
       .filter((st) => actionsOf(st).includes('batch:TerminateJob'));
-    // The sweep's and the judge derivation's state machines (each stops the .sync job it submitted).
-    expect(terminate).toHaveLength(2);
+    // The sweep's, the judge derivation's and the training run's state machines (each stops the .sync job it submitted).
+    expect(terminate).toHaveLength(3);
   });
 
   describe('queue alarms', () => {

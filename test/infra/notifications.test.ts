@@ -157,7 +157,7 @@ describe('the notice rules on EventBridge (moto_server)', () => {
     const refusedQueue = await installRule(aws, bus, ruleMatching(workflows, 'sweep.refused'));
     const fx = openSweepFixture();
     fixtures.push(fx);
-    const noWorkflows = { start: async () => ({ executionId: 'never' }), describe: async () => ({}) as never };
+    const noWorkflows = { start: async () => ({ executionId: 'never' }), describe: async () => ({}) as never, stop: async () => undefined };
     await startSweepFromTrigger({ ...fx.ports, workflows: noWorkflows }, { trigger: 'schedule', scheduledTime: '2026-12-03T02:00:00Z' }, fx.settings);
     const published = fx.events.filter((e) => e.type === 'sweep.refused').map((e) => ({ type: e.type, detail: e.detail }));
     expect(published).toHaveLength(1);

@@ -82,8 +82,11 @@ describe.each(stageNames)('workflows stack (%s)', (name) => {
   });
 
   it('executions that fail, time out or are stopped (and so never reach notify) raise alarms to the alarm topic', () => {
-    const stateMachineId = Object.keys(resourcesOfType(workflows(), 'AWS::StepFunctions::StateMachine'))[0]!;
-    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.Namespace === 'AWS/States');
+    const stateMachineId = Object.keys(resourcesOfType(workflows(), 'AWS::StepFunctions::StateMachine')).find((id) => id.startsWith('SweepStateMachine'))!;
+    // The sweep's own alarms (the training state machine has its own, test/training/training-infra.test.ts).
+    const alarms = Object.values(resourcesOfType(workflows(), 'AWS::CloudWatch::Alarm')).filter(
+      (a) => a.Properties.Namespace === 'AWS/States' && JSON.stringify(a.Properties.Dimensions) === JSON.stringify([{ Name: 'StateMachineArn', Value: { Ref: stateMachineId } }]),
+    );
     expect(alarms.map((a) => a.Properties.MetricName).sort()).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
     for (const alarm of alarms) {
       expect(alarm.Properties).toMatchObject({

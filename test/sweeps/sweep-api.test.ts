@@ -94,6 +94,7 @@ describe('POST /v1/sweeps and GET /v1/sweeps/{id}', () => {
         status: ended ? 'FAILED' : 'RUNNING',
         ...(ended ? { error: 'Flywheel.ValidationError', cause: 'suite suite-0 was retired' } : {}),
       }),
+      stop: async () => undefined,
     };
     const started = await fx.request('POST', '/v1/sweeps', { body: { sweepId: 'early-1', suites: ['suite-0'], modes: ['strict'] } });
     expect(started.status).toBe(202);

@@ -13,6 +13,8 @@ import { aslSubsetViolations } from '../../lib/drivers/local/asl-subset.ts';
 import { localDeriveArns } from '../../lib/judges/local/local-derive-judges.ts';
 import { deriveJudgesDefinition } from '../../lib/judges/workflow/derive-judges.asl.ts';
 import { localSweepArns } from '../../lib/sweeps/local/local-sweep-workflow.ts';
+import { localTrainArns } from '../../lib/training/local/local-training.ts';
+import { trainDefinition } from '../../lib/training/workflow/train.asl.ts';
 import { worstCasePauseSeconds, type AslDefinition } from '../../lib/shared/asl.ts';
 import { BATCH_JOB_RETRY, BATCH_SUBMIT_RETRY, LAMBDA_STEP_RETRY } from '../../lib/sweeps/workflow/retry-policies.ts';
 import {
@@ -38,6 +40,7 @@ const deployedLikeArns = {
 /** Every definition factory (`lib/<capability>/workflow/*.asl.ts`) with the renderings to check. A new file must be added here. */
 const RENDERINGS: Record<string, () => Record<string, unknown>> = {
   'lib/judges/workflow/derive-judges.asl.ts': () => ({ 'judge derivation, local placeholders': deriveJudgesDefinition(localDeriveArns()) }),
+  'lib/training/workflow/train.asl.ts': () => ({ 'training run, local placeholders': trainDefinition(localTrainArns()) }),
   'lib/sweeps/workflow/sweep.asl.ts': () => ({
     'sweep, local placeholders': sweepDefinition(localSweepArns()),
     'sweep, deployed-like ARNs': sweepDefinition(deployedLikeArns),

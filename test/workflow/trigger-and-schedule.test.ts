@@ -39,6 +39,7 @@ describe('a trigger whose sweep cannot start', () => {
       describe: async () => {
         throw new Error('not described');
       },
+      stop: async () => undefined,
     };
     const ports = { ...fx.ports, workflows };
     const nightly = await startSweepFromTrigger(ports, { trigger: 'schedule', scheduledTime: '2026-12-03T02:00:00Z' }, fx.settings);

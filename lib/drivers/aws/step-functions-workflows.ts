@@ -1,6 +1,6 @@
 /**
  * Workflows port on AWS Step Functions (Standard): `start` is StartExecution with the name as the idempotency key,
- * `describe` is DescribeExecution. Workflow names map to state machine ARNs (`sweep` → the sweep state machine), from
+ * `describe` is DescribeExecution, `stop` is StopExecution. Workflow names map to state machine ARNs (`sweep` → the sweep state machine), from
  * the environment the stacks set: `FLYWHEEL_STATE_MACHINE_<NAME>` (`FLYWHEEL_STATE_MACHINE_SWEEP`).
  *
  * Idempotency as the port promises: StartExecution answers ExecutionAlreadyExists for a name that ran (closed) or
@@ -33,6 +33,7 @@ import {
   RedriveExecutionCommand,
   SFNClient,
   StartExecutionCommand,
+  StopExecutionCommand,
   type DescribeExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
 import { NotFoundError, ValidationError } from '../../errors.ts';
@@ -139,6 +140,26 @@ export class StepFunctionsWorkflows implements WorkflowsPort {
       startedAt: out.startDate!.getTime(),
       ...(out.stopDate ? { stoppedAt: out.stopDate.getTime() } : {}),
     };
+  }
+
+  /**
+   * StopExecution of a running execution (a redrive in progress counts as running). One that has ended is left as it
+   * is, as the port promises, without asking Step Functions to stop it; an unknown one is `Flywheel.ExecutionNotFound`.
+   */
+  async stop(executionId: string, options: { error?: string; cause?: string } = {}): Promise<void> {
+    if (statusOf((await this.#describeRaw(executionId)).status) !== 'RUNNING') return;
+    try {
+      await this.#client.send(
+        new StopExecutionCommand({
+          executionArn: executionId,
+          ...(options.error ? { error: options.error.slice(0, 256) } : {}),
+          ...(options.cause ? { cause: options.cause.slice(0, 32_768) } : {}),
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist || error instanceof InvalidArn) throw new ExecutionNotFoundError(executionId);
+      throw error;
+    }
   }
 
   async #exists(executionArn: string): Promise<boolean> {

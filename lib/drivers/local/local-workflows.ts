@@ -23,6 +23,7 @@
  * const workflows = new LocalWorkflows(openDatabase('.flywheel/workflows.sqlite'), { sweep: spec });
  * const { executionId } = await workflows.start('sweep', { name: 'sweep-1', input });
  * const done = await workflows.waitFor(executionId);
+ * await workflows.stop(executionId, { cause: 'stopped by a person' }); // ABORTED, its run aborted
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { NotFoundError, ValidationError } from '../../errors.ts';
@@ -124,6 +125,20 @@ export class LocalWorkflows implements WorkflowsPort {
     return describeExecution(this.#store.get(executionId));
   }
 
+  /**
+   * Stops a RUNNING execution: its row ends ABORTED with `error` and `cause` (compare-and-set on RUNNING, so a run
+   * that ended first keeps its end), and its run is aborted here if it runs here; a run in another process sees the
+   * row no longer RUNNING at its next heartbeat and aborts itself. An execution that ended is left as it is.
+   */
+  async stop(executionId: string, options: { error?: string; cause?: string } = {}): Promise<void> {
+    const row = this.#store.get(executionId);
+    if (row.status !== 'RUNNING') return;
+    const end = { status: 'ABORTED' as const, output: null, error: options.error ?? 'States.Aborted', cause: options.cause ?? 'stopped' };
+    if (!this.#store.abort(executionId, end, this.#now().getTime())) return;
+    this.#running.get(executionId)?.abort();
+    this.#options.onFinished?.(describeExecution(this.#store.get(executionId)));
+  }
+
   /** Executions of a workflow, newest first. */
   async list(workflow: string, options: { status?: ExecutionStatus; limit?: number } = {}): Promise<ExecutionDescription[]> {
     return this.#store.list(workflow, options.status, options.limit ?? 100).map(describeExecution);
@@ -204,6 +219,8 @@ export class LocalWorkflows implements WorkflowsPort {
   #beat(): void {
     if (this.#running.size === 0) return;
     this.#store.heartbeat(this.#owner, this.#now().getTime());
+    // Stopped from another process (`stop` there ends the row): abort the run here too.
+    for (const [executionId, run] of this.#running) if (this.#store.get(executionId).status !== 'RUNNING') run.abort();
   }
 
   #run(executionId: string): void {
@@ -214,13 +231,15 @@ export class LocalWorkflows implements WorkflowsPort {
       appendEvent: this.#store.eventAppender(executionId, row.runs),
       ...(this.#options.retryPauseOverrides ? { retryPauseOverrides: this.#options.retryPauseOverrides } : {}),
     });
-    const done = run.ended.then((end) => {
-      this.#running.delete(executionId);
-      if (!end) return; // stopped by close(): the row stays RUNNING, to be resumed
+    const entry: { abort: () => void; done: Promise<void> } = { abort: run.abort, done: Promise.resolve() };
+    entry.done = run.ended.then((end) => {
+      // A run stopped and started again has a newer entry by now: only this run's own is removed.
+      if (this.#running.get(executionId) === entry) this.#running.delete(executionId);
+      if (!end) return; // stopped by close() (the row stays RUNNING, to be resumed) or by stop() (the row is ABORTED)
       this.#store.finish(executionId, this.#owner, end, this.#now().getTime());
       this.#options.onFinished?.(describeExecution(this.#store.get(executionId)));
     });
-    this.#running.set(executionId, { abort: run.abort, done });
+    this.#running.set(executionId, entry);
   }
 }
 

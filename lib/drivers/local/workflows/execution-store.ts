@@ -176,6 +176,17 @@ export class ExecutionStore {
       .run(end.status, end.output, end.error, end.cause, now, executionId, owner);
   }
 
+  /** Ends a RUNNING execution (whoever owns it) as `end` says; false when it was not RUNNING. */
+  abort(executionId: string, end: ExecutionEnd, now: number): boolean {
+    const ended = this.#sql
+      .get(
+        `UPDATE workflow_executions SET status = ?, output = ?, error = ?, cause = ?, stopped_at = ?
+         WHERE execution_id = ? AND status = 'RUNNING'`,
+      )
+      .run(end.status, end.output, end.error, end.cause, now, executionId);
+    return ended.changes === 1;
+  }
+
   /** The state events of an execution, every run of it, in order. */
   events(executionId: string): EventRow[] {
     return eventRow.decodeAll(this.#sql.get(`SELECT seq, type, state, map_index, error, at FROM workflow_events WHERE execution_id = ? ORDER BY seq`).all(executionId));

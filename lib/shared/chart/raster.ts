@@ -1,6 +1,6 @@
 /**
- * An RGBA pixel buffer with the few drawing operations a bar chart needs (filled rectangles, lines, bitmap text),
- * encoded to PNG by `pngjs` (pure JavaScript, no native addon).
+ * An RGBA pixel buffer with the few drawing operations a chart needs (filled rectangles, lines, bitmap text), encoded
+ * to PNG by `pngjs` (pure JavaScript, no native addon). Shared: the sweep report's bars, a training run's curves.
  */
 import { PNG } from 'pngjs';
 import { GLYPH_HEIGHT, GLYPH_SPACING, GLYPH_WIDTH, glyph } from './bitmap-font.ts';
@@ -43,6 +43,32 @@ export class Raster {
 
   vline(x: number, y0: number, y1: number, c: Rgb, thickness = 1): void {
     this.fillRect(x, Math.min(y0, y1), thickness, Math.abs(y1 - y0) + 1, c);
+  }
+
+  /** A straight line from (x0, y0) to (x1, y1), `thickness` pixels square per point (Bresenham). */
+  line(x0: number, y0: number, x1: number, y1: number, c: Rgb, thickness = 1): void {
+    let x = Math.round(x0);
+    let y = Math.round(y0);
+    const xe = Math.round(x1);
+    const ye = Math.round(y1);
+    const dx = Math.abs(xe - x);
+    const dy = -Math.abs(ye - y);
+    const sx = x < xe ? 1 : -1;
+    const sy = y < ye ? 1 : -1;
+    let err = dx + dy;
+    for (;;) {
+      this.fillRect(x, y, thickness, thickness, c);
+      if (x === xe && y === ye) return;
+      const e2 = 2 * err;
+      if (e2 >= dy) {
+        err += dy;
+        x += sx;
+      }
+      if (e2 <= dx) {
+        err += dx;
+        y += sy;
+      }
+    }
   }
 
   /** Draws `text` with its top-left corner at (x, y). */

@@ -1,0 +1,243 @@
+import { Arn, ArnFormat, Duration, type CfnResource, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as ecr from 'aws-cdk-lib/aws-ecr';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { type ILogGroup, LogGroup } from 'aws-cdk-lib/aws-logs';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { StageSettings } from '../../config/stages.ts';
+import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { noticeRule } from '../../constructs/chat-notification.ts';
+import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
+import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
+import type { RecordsTable } from '../../constructs/records-table.ts';
+import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
+import { EVENT_SOURCE } from '../../ports/events.ts';
+import { TRAINING_RUN_FINISHED, TRAINING_RUN_STALLED } from '../runs/events.ts';
+import { TRAIN_STEP_TIMEOUT_SECONDS, trainDefinition } from '../workflow/train.asl.ts';
+import { trainStateMachineName } from './grant-training-executions.ts';
+import { PolicyTrainerJob } from './policy-trainer-job.ts';
+
+/** How often the stall check looks at running runs' heartbeats (a run's `stallMinutes` is at least 1). */
+export const STALL_CHECK_RATE_MINUTES = 5;
+
+export interface TrainStateMachineProps {
+  settings: StageSettings;
+  records: RecordsTable;
+  blobs: ArtifactsBucket;
+  bus: events.IEventBus;
+  alarmTopic: ITopic;
+  /** Variables every function gets (the AWS ports' configuration). */
+  environment: Record<string, string>;
+  /** The GPU pool's fair-share queue (the trainer runs there under the `training` share). */
+  gpuJobQueueArn: string;
+  /** The trainer image's repository (`batch-images/trainer`). */
+  trainerRepository: ecr.IRepository;
+  /** The compute stack's job log group. */
+  jobLogs: ILogGroup;
+  /** The sweep state machine, which the workflow starts for the new checkpoint, and its workflow name (`sweep`). */
+  sweep: { stateMachine: sfn.IStateMachine; workflow: string };
+}
+
+/** Which execution outcomes alarm (one in 5 minutes is enough; none is no news). */
+const OUTCOMES = {
+  Failed: { metric: (m: sfn.StateMachine) => m.metricFailed({ period: Duration.minutes(5), statistic: 'Sum' }), what: 'failed' },
+  TimedOut: { metric: (m: sfn.StateMachine) => m.metricTimedOut({ period: Duration.minutes(5), statistic: 'Sum' }), what: 'timed out' },
+} as const;
+
+/**
+ * Training runs on AWS (`lib/training/workflow/train.asl.ts`): a Standard state machine whose steps run in one function
+ * (`functions/training/train-step.ts`: build the dataset, record the run, register the checkpoint, sweep it, compare,
+ * propose), the policy trainer on the GPU pool (`PolicyTrainerJob`: a container definition and, for more than one node,
+ * a multi-node parallel one), the stall check every few minutes (`functions/training/stall-check.ts`: people are told
+ * when a run's heartbeat, its metrics file, goes quiet), and alarms on executions that fail or time out.
+ *
+ * `training.run.stalled` and a failed `training.run.finished` on the bus reach the alarm topic as notices too (e-mail,
+ * the stage's Slack channel). A run stopped by a person (`POST /v1/training-runs/{runId}/stop`) ends its execution as
+ * aborted: no alarm, since a person did it.
+ */
+export class TrainStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly stateMachineName: string;
+  readonly step: FlywheelFunction;
+  readonly stallCheck: FlywheelFunction;
+  readonly trainer: PolicyTrainerJob;
+  readonly schedule: scheduler.Schedule;
+  readonly alarms: Record<keyof typeof OUTCOMES, Alarm>;
+  readonly onStalled: events.Rule;
+  readonly onFailed: events.Rule;
+
+  constructor(scope: Construct, id: string, props: TrainStateMachineProps) {
+    super(scope, id);
+    const { settings } = props;
+    const stack = Stack.of(this);
+    this.stateMachineName = trainStateMachineName(settings);
+
+    this.trainer = new PolicyTrainerJob(this, 'PolicyTrainer', {
+      settings,
+      repository: props.trainerRepository,
+      blobs: props.blobs,
+      records: props.records,
+      logGroup: props.jobLogs,
+      environment: { FLYWHEEL_BUCKET: props.blobs.bucket.bucketName },
+    });
+
+    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
+    this.step = new FlywheelFunction(this, 'Step', {
+      lambda: 'training/train-step',
+      settings,
+      timeout: Duration.seconds(TRAIN_STEP_TIMEOUT_SECONDS),
+      memorySize: 2048,
+      environment: props.environment,
+      description: `Flywheel training run steps (${settings.stage})`,
+    })
+      .readWriteRecords(props.records)
+      .readBlobs(props.blobs)
+      .writeBlobs(props.blobs, 'training/')
+      .publishEvents(props.bus);
+    this.step.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+    // The checkpoint.registered trigger sweeps the new checkpoint; the workflow waits on that sweep (reads its execution).
+    const sweepMachineName = Arn.split(props.sweep.stateMachine.stateMachineArn, ArnFormat.COLON_RESOURCE_NAME).resourceName;
+    const sweepExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${sweepMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.step.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: [sweepExecutions] }));
+    this.step.fn.addEnvironment(stateMachineEnvName(props.sweep.workflow), props.sweep.stateMachine.stateMachineArn);
+
+    const definition = trainDefinition({
+      stepFunction: this.step.fn.functionArn,
+      gpuJobQueue: props.gpuJobQueueArn,
+      trainerJobDefinition: this.trainer.single.jobDefinitionArn,
+      trainerMultiNodeJobDefinition: this.trainer.multiNode.jobDefinitionArn,
+    });
+    const logs = new LogGroup(this, 'Logs', {
+      logGroupName: `/aws/vendedlogs/states/${this.stateMachineName}`,
+      retention: retentionDays(settings.logRetentionDays),
+      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
+      description: `Training state machine of Flywheel ${settings.stage}`,
+    });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.step.fn.functionArn] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['batch:SubmitJob'],
+        resources: [props.gpuJobQueueArn, this.trainer.single.jobDefinitionArn, this.trainer.multiNode.jobDefinitionArn],
+      }),
+    );
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
+      }),
+    );
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineName: this.stateMachineName,
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
+      role,
+      tracingEnabled: true,
+      logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      comment: 'Flywheel training run (lib/training/workflow/train.asl.ts)',
+    });
+    (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['W3005'] } });
+    const policy = role.node.tryFindChild('DefaultPolicy');
+    if (policy) {
+      Validations.of(policy).acknowledge(
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason: 'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync trainer job with it); log delivery and X-Ray actions support no resource either.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
+          reason: 'Step Functions stops the .sync trainer job it submitted (a run stopped by a person) with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region.',
+        },
+      );
+    }
+    Validations.of(this.step.role.node.findChild('DefaultPolicy')).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, sweepExecutions)}]`,
+      reason: "DescribeExecution of the sweep of a run's checkpoint: executions of the one sweep state machine, named after sweep ids known only at run time.",
+    });
+
+    this.stallCheck = new FlywheelFunction(this, 'StallCheck', {
+      lambda: 'training/stall-check',
+      settings,
+      timeout: Duration.seconds(60),
+      environment: props.environment,
+      description: `Flywheel: tells people about training runs whose heartbeat stopped (${settings.stage})`,
+    })
+      .readWriteRecords(props.records)
+      .readBlobs(props.blobs)
+      .publishEvents(props.bus);
+    this.stallCheck.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+    const schedulerRole = new iam.Role(this, 'SchedulerRole', {
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com'),
+      description: `Flywheel ${settings.stage}: the stall-check schedule invokes the training stall-check function`,
+    });
+    this.schedule = new scheduler.Schedule(this, 'StallCheckSchedule', {
+      description: `Flywheel ${settings.stage}: looks for stalled training runs every ${STALL_CHECK_RATE_MINUTES} minutes`,
+      schedule: scheduler.ScheduleExpression.rate(Duration.minutes(STALL_CHECK_RATE_MINUTES)),
+      target: new schedulerTargets.LambdaInvoke(this.stallCheck.fn, {
+        role: schedulerRole,
+        input: scheduler.ScheduleTargetInput.fromObject({ trigger: 'schedule', scheduledTime: scheduler.ContextAttribute.scheduledTime }),
+        retryAttempts: 2,
+        maxEventAge: Duration.minutes(STALL_CHECK_RATE_MINUTES),
+      }),
+    });
+    Validations.of(schedulerRole.node.findChild('DefaultPolicy')).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, this.stallCheck.fn.functionArn)}:*]`,
+      reason: 'The Scheduler target grants invoke on the stall-check function and its versions (the construct adds <arn>:*); it is this one function.',
+    });
+
+    const field = (path: string) => events.EventField.fromPath(path);
+    const runId = field('$.detail.runId');
+    this.onStalled = noticeRule(this, 'OnRunStalled', {
+      description: "A training run's heartbeat stopped: tell people",
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [TRAINING_RUN_STALLED] },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Training run ${runId} stalled`,
+        description: `No metrics from training run ${runId} for ${field('$.detail.minutes')} minutes (last heartbeat ${field('$.detail.lastHeartbeatAt')}).`,
+        nextSteps: [`Look at it: flywheel train status ${runId}`, `Stop it (flywheel train stop ${runId}) and resume it from its last saved state (flywheel train resume ${runId})`],
+        threadId: `training-${runId}`,
+      },
+    });
+    this.onFailed = noticeRule(this, 'OnRunFailed', {
+      description: 'A training run failed: tell people',
+      eventBus: props.bus,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [TRAINING_RUN_FINISHED], detail: { status: ['failed'] } },
+      alarmTopic: props.alarmTopic,
+      notice: {
+        title: `Training run ${runId} failed`,
+        description: `Training run ${runId} failed: ${field('$.detail.error')}.`,
+        nextSteps: [`See why: flywheel train status ${runId}`, `Fix the cause, then continue from its last saved state: flywheel train resume ${runId}`],
+        threadId: `training-${runId}`,
+      },
+    });
+
+    this.alarms = Object.fromEntries(
+      Object.entries(OUTCOMES).map(([outcome, { metric, what }]) => {
+        const alarm = new Alarm(this, `Executions${outcome}`, {
+          alarmDescription:
+            `A training run's execution ${what}. Find it in the Step Functions console (${this.stateMachineName}), then ` +
+            '"flywheel train status <run id>"; "flywheel train resume <run id>" continues it from its last saved state.',
+          metric: metric(this.stateMachine),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        });
+        alarm.addAlarmAction(new SnsAction(props.alarmTopic));
+        alarm.addOkAction(new SnsAction(props.alarmTopic));
+        return [outcome, alarm];
+      }),
+    ) as Record<keyof typeof OUTCOMES, Alarm>;
+  }
+}
