@@ -99,7 +99,8 @@ export function registerDecisionsCommands(program: Command): void {
     });
     if (!b) return;
     const byStatus = b.byStatus as Row;
-    let out = `${s(b.created)} new, ${s(b.existing)} already stored: ${s(byStatus.usable)} usable, ${s(byStatus.rejected)} rejected by the leakage check\n`;
+    const rechecked = typeof b.rechecked === 'number' && b.rechecked > 0 ? ` (${b.rechecked} checked again)` : '';
+    let out = `${s(b.created)} new, ${s(b.existing)} already stored${rechecked}: ${s(byStatus.usable)} usable, ${s(byStatus.rejected)} rejected by the leakage check\n`;
     const bySource = Object.entries((b.bySource as Record<string, Row>) ?? {});
     if (bySource.length > 0) out += table(['source', 'usable', 'rejected'], bySource.map(([k, v]) => [k, s(v.usable), s(v.rejected)]));
     for (const skip of (b.skipped as Row[]) ?? []) out += `skipped ${s(skip.source)} ${s(skip.ref)}: ${s(skip.reason)}\n`;

@@ -118,7 +118,7 @@ export async function checkApiSuite(
 }
 
 /** A stored task's JSON (undefined: none stored; null: stored but unreadable). */
-async function storedTask(
+export async function storedTask(
   ports: Pick<Ports, 'records' | 'blobs'>,
   suiteId: string,
   source: SuiteTasksSource,

@@ -4,7 +4,7 @@
  * | item | pk | sk | gsi1 | gsi2 |
  * | --- | --- | --- | --- | --- |
  * | training run | `TRAINRUN#<runId>` | `RUN` | `TRAINRUNS` / `<createdAt>#<runId>` | `TRAINRUNS#<status>` / `<createdAt>#<runId>` |
- * | decision record | `DECISIONS#<attemptId>` | `DEC#<decisionId>` | `DECISIONS` / `<createdAt>#<decisionId>` | `DECISIONRUN#<runId>` / `<createdAt>#<decisionId>` |
+ * | decision record | `DECISIONS#<attemptId>` | `DEC#<decisionId>` | `DECISIONS` / `<createdAt>#<decisionId>` | `DECISIONRUN#<runId>` (no run: `DECISIONFEEDBACK`) / `<createdAt>#<decisionId>` |
  * | decision lookup (id → attempt) | `DECISION#<decisionId>` | `DECISION` | | |
  *
  * Blob keys of a run's files are `trainingRunKeys(runId)` of `schemas.ts` (`training/runs/<runId>/…`).
@@ -20,7 +20,7 @@ export const trainingRunRecordKeys = {
 
 /**
  * Decision records: all of one attempt in one partition (what the dataset builder reads per attempt), newest first
- * over all (gsi1) and per eval run (gsi2; a feedback trajectory's, under `DECISIONRUN#feedback`), and a small lookup
+ * over all (gsi1) and per eval run (gsi2; a feedback trajectory's, under `DECISIONFEEDBACK`), and a small lookup
  * item that finds a record's attempt from its id alone.
  */
 export const decisionRecordKeys = {
@@ -28,7 +28,8 @@ export const decisionRecordKeys = {
   attempt: (attemptId: string) => `DECISIONS#${attemptId}`,
   sortPrefix: 'DEC#',
   all: 'DECISIONS',
-  byRun: (runId: string | undefined) => `DECISIONRUN#${runId ?? 'feedback'}`,
+  /** A run's partition; feedback trajectories (no run) are under `DECISIONFEEDBACK`, which no run id can produce. */
+  byRun: (runId: string | undefined) => (runId === undefined ? 'DECISIONFEEDBACK' : `DECISIONRUN#${runId}`),
   order: (createdAt: string, decisionId: string) => `${createdAt}#${decisionId}`,
   lookup: (decisionId: string) => ({ pk: `DECISION#${decisionId}`, sk: 'DECISION' }),
 };

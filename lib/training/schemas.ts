@@ -67,6 +67,10 @@ export const LeakageCheckSchema = z.strictObject({
   /** What leaked: a hidden test's name, a literal of a hidden test, a line of the reference patch, … */
   findings: z.array(z.strictObject({ kind: z.string(), text: z.string().max(500) })),
   checkedAt: IsoDateTime,
+  /** The checker's version (`LEAKAGE_CHECKER`): a verdict of an older checker is checked again. */
+  checker: z.string().optional(),
+  /** A digest of the task's secrets the hint was checked against: other secrets, checked again. */
+  secretsDigest: z.string().optional(),
 });
 export type LeakageCheck = z.infer<typeof LeakageCheckSchema>;
 
@@ -100,6 +104,8 @@ export const DecisionRecordSchema = z.strictObject({
   insertion: z.strictObject({ at: z.literal('before-decision'), role: z.enum(['system', 'user']).default('user') }),
   source: DecisionSourceSchema,
   leakage: LeakageCheckSchema,
+  /** Bumped by every rewrite of the stored record (a re-check, a dataset added to its lineage): the conditional write compares it. */
+  revision: z.number().int().nonnegative().optional(),
   /** `rejected`: the leakage check failed (kept to be seen, never trained on). */
   status: z.enum(DECISION_STATUSES),
   lineage: z.strictObject({

@@ -134,7 +134,7 @@ const decisionsOf = async (attemptId: string) =>
   attemptId === 'r1.add.1'
     ? [decision('r1.add.1', 1, 1), decision('r1.add.1', 2, 9, { status: 'rejected' })]
     : attemptId === 'prod-1'
-      ? [decision('prod-1', 1, 2, { tokenSpan: { start: 1, end: 2 }, hint: 'there is no such tool' })]
+      ? [decision('prod-1', 1, 2, { tokenSpan: { start: 1, end: 2 }, hint: 'there is no such tool', blobKey: 'trajectories/feedback/e-yes.json', feedbackEventId: 'e-yes' })]
       : attemptId === 'r2.t.0'
         ? [decision('r2.t.0', 1, 3)]
         : [];

@@ -79,10 +79,10 @@ export function scriptedTrajectory(attemptId: string, turns: Array<TurnTokens | 
 /** Stores an attempt as the harness does: its trajectory blob and its record. Returns the record. */
 export async function putAttempt(
   ports: Pick<Ports, 'records' | 'blobs'>,
-  a: { runId: string; taskId: string; suite: string; n: number; status: AttemptStatus; trajectory?: Trajectory; integrity?: IntegrityFlag['kind'][]; infrastructureTry?: boolean },
+  a: { runId: string; taskId: string; suite: string; n: number; status: AttemptStatus; trajectory?: Trajectory; integrity?: IntegrityFlag['kind'][]; infrastructureTry?: boolean; trajectoryKey?: string },
 ): Promise<AttemptRecord> {
   const attemptId = a.trajectory?.header.attemptId ?? `${a.runId}.${a.taskId}.${a.n}`;
-  const key = a.trajectory ? trajectoryKey(attemptId) : undefined;
+  const key = a.trajectory ? (a.trajectoryKey ?? trajectoryKey(attemptId)) : undefined;
   if (a.trajectory && key) await ports.blobs.put(key, toJsonl(a.trajectory));
   const graded = a.status === 'passed' || a.status === 'failed';
   const record = {
@@ -124,17 +124,22 @@ export async function putAttempt(
 }
 
 /** A usable decision record on `messageId` of `attemptId` (optionally a token span inside its completion). */
-export function decision(attemptId: string, turn: number, n: number, options: { tokenSpan?: { start: number; end: number }; hint?: string; status?: 'usable' | 'rejected'; verified?: boolean } = {}): DatasetDecision {
+export function decision(
+  attemptId: string,
+  turn: number,
+  n: number,
+  options: { tokenSpan?: { start: number; end: number }; hint?: string; status?: 'usable' | 'rejected'; verified?: boolean; blobKey?: string; feedbackEventId?: string } = {},
+): DatasetDecision {
   return {
     decisionId: `dec-${String(n).padStart(20, '0')}`,
-    trajectory: { blobKey: trajectoryKey(attemptId), attemptId },
+    trajectory: { blobKey: options.blobKey ?? trajectoryKey(attemptId), attemptId, ...(options.feedbackEventId ? { feedbackEventId: options.feedbackEventId } : {}) },
     messageId: `${attemptId}:m${turn}`,
     turn,
     ...(options.tokenSpan ? { tokenSpan: options.tokenSpan } : {}),
     hintClass: 'available-tools',
     hint: { text: options.hint ?? 'The tools that exist: bash, write_file, submit.', by: 'rule' },
     insertion: { at: 'before-decision', role: 'user' },
-    source: { kind: 'harness-event', eventKind: 'tool.unknown', eventSeq: 3 },
+    source: options.feedbackEventId ? { kind: 'person', feedbackEventId: options.feedbackEventId } : { kind: 'harness-event', eventKind: 'tool.unknown', eventSeq: 3 },
     leakage: { passed: options.status !== 'rejected', findings: [], checkedAt: AT },
     status: options.status ?? 'usable',
     lineage: { createdBy: 'test', createdAt: AT, datasets: [] },

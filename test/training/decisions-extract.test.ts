@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import type { BlobsPort } from '../../lib/ports/blobs.ts';
 import type { Judgement } from '../../lib/judges/schemas.ts';
 import { openAiCompatibleModel } from '../../lib/models/openai-compatible.ts';
 import { extractDecisions } from '../../lib/training/decisions/extract-decisions.ts';
@@ -119,7 +120,12 @@ describe('extractDecisions', () => {
     ]);
     await seedFeedback(ports, t, { eventId: 'fb-yes', messageId: 'prod-42:m1', comment: 'Never delete tests; fix the code.' });
     await seedFeedback(ports, t, { eventId: 'fb-no', messageId: 'prod-42:m1', comment: 'Do not do this.', trainingConsent: false });
-    const result = await extractDecisions(ports, { feedbackEventIds: ['fb-yes', 'fb-no', 'fb-missing'] });
+    const reads: string[] = [];
+    const root = ports.blobs;
+    const blobs: BlobsPort = { put: (k, b, o) => root.put(k, b, o), get: (k) => (reads.push(k), root.get(k)), list: (p, o) => root.list(p, o), delete: (k) => root.delete(k) };
+    const result = await extractDecisions({ ...ports, blobs }, { feedbackEventIds: ['fb-yes', 'fb-no', 'fb-missing'] });
+    // The trajectory of the event without consent was never read; the consented one was (stored as the ingest stores it).
+    expect(reads).toEqual(['trajectories/feedback/fb-yes.json']);
     expect(result.bySource).toEqual({ person: { usable: 1, rejected: 0 } });
     expect(result.skipped).toEqual([
       { source: 'person', ref: 'fb-no', reason: 'no training consent: the trajectory is not read' },
@@ -128,7 +134,9 @@ describe('extractDecisions', () => {
     const [record] = (await listDecisions(ports, {})).items;
     expect(record).toMatchObject({ hintClass: 'person-comment', hint: { text: 'Never delete tests; fix the code.', by: 'person' }, trajectory: { attemptId: 'prod-42', feedbackEventId: 'fb-yes', blobKey: 'trajectories/feedback/fb-yes.json' } });
     const item = decisionRecord.encode(record!);
-    expect(item).toMatchObject({ pk: 'DECISIONS#prod-42', gsi2pk: 'DECISIONRUN#feedback' });
+    // Feedback decisions are under a partition no run id can produce (a run named `feedback` is `DECISIONRUN#feedback`).
+    expect(item).toMatchObject({ pk: 'DECISIONS#prod-42', gsi2pk: 'DECISIONFEEDBACK' });
+    expect((await listDecisions(ports, { run: 'feedback' })).items).toEqual([]);
     // A hand-edited record fails where it is read, naming the record and the field.
     await ports.records.put({ ...item, status: 'maybe' });
     await expect(listUsableDecisions(ports, 'prod-42')).rejects.toMatchObject({ name: 'Flywheel.MalformedRecord', field: 'status' });

@@ -8,12 +8,14 @@ import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { runCli, startRuntime, type RuntimeProcess } from '../e2e/runtime-process.ts';
 import { reply, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
-import { handTrajectory, seedAttempt } from './decisions-support.ts';
+import { MAX_REQUEST_ATTEMPTS } from '../../lib/training/http/decision-handlers.ts';
+import { handTrajectory, seedAttempt, seedFeedback } from './decisions-support.ts';
 
 const tempDir = tempDirs('flywheel-decisions-http-');
 let dataDir: string;
 let rt: RuntimeProcess;
 let readKey: string;
+let otherTenantKey: string;
 let locator: ScriptedModelServer;
 
 beforeAll(async () => {
@@ -22,8 +24,18 @@ beforeAll(async () => {
   rt = await startRuntime({ dataDir, env: { FLYWHEEL_SCHEDULE: 'off' } });
   const { stdout } = await runCli(['keys', 'create', '--tenant', 'default', '--scopes', 'read', '--name', 'dashboard', '--json', '--data-dir', dataDir]);
   readKey = (JSON.parse(stdout) as { key: string }).key;
+  const other = await runCli(['keys', 'create', '--tenant', 'tenant-b', '--scopes', 'read,admin', '--name', 'b-admin', '--json', '--data-dir', dataDir]);
+  otherTenantKey = (JSON.parse(other.stdout) as { key: string }).key;
   const ports = openLocalPorts(dataDir);
   try {
+    await seedFeedback(ports, handTrajectory('prod-a', [{ assistant: 'deleting the tests', calls: [{ id: 'c1', name: 'bash', arguments: '{"command":"rm -r test"}' }] }]), {
+      eventId: 'fb-a',
+      messageId: 'prod-a:m1',
+      comment: 'Never delete tests; fix the code.',
+    });
+    // A run over the request's bound (MAX_REQUEST_ATTEMPTS): extraction without attemptIds is refused.
+    const huge = handTrajectory('huge.calc__add.strict.0', [{ assistant: 'hi' }]);
+    for (let n = 0; n <= MAX_REQUEST_ATTEMPTS; n++) await seedAttempt(ports, { ...huge, header: { ...huge.header, attemptId: `huge.calc__add.strict.${n}` } }, { runId: 'huge', n, task: n === 0 });
     for (const [runId, n] of [['http-run', 0], ['cli-run', 0]] as const) {
       const t = handTrajectory(`${runId}.calc__add.strict.${n}`, [
         { assistant: 'let me run the tests', calls: [{ id: 'c1', name: 'run_tests', arguments: '{}' }] },
@@ -59,6 +71,11 @@ describe('the decisions API', () => {
     expect(bad.status).toBe(400);
     expect((bad.body.issues as Array<{ path: string }>).map((i) => i.path)).toEqual(expect.arrayContaining(['runId', 'sources[0]']));
 
+    const huge = await api('/v1/decisions/extract', { method: 'POST', body: { runId: 'huge' } });
+    expect(huge.status).toBe(400);
+    expect((huge.body.issues as Array<{ path: string }>).map((i) => i.path)).toEqual(['attemptIds']);
+    expect((await api('/v1/decisions/extract', { method: 'POST', body: { runId: 'huge', attemptIds: ['huge.calc__add.strict.3'] } })).status).toBe(200);
+
     const extracted = await api('/v1/decisions/extract', { method: 'POST', body: { runId: 'http-run', locatorModel: spec } });
     expect(extracted.status).toBe(200);
     expect(extracted.body).toMatchObject({ created: 2, existing: 0, byStatus: { usable: 2, rejected: 0 }, bySource: { 'harness-event': { usable: 1 }, 'locator-model': { usable: 1 } } });
@@ -80,6 +97,21 @@ describe('the decisions API', () => {
 
     const doc = await api('/v1/openapi.json');
     expect(Object.keys(doc.body.paths as object)).toEqual(expect.arrayContaining(['/v1/decisions', '/v1/decisions/{decisionId}', '/v1/decisions/extract']));
+  });
+
+  it("another tenant cannot list, show or extract this tenant's decisions and feedback", { timeout: 60_000 }, async () => {
+    const mine = await api('/v1/decisions/extract', { method: 'POST', body: { feedbackEventIds: ['fb-a'] } });
+    expect(mine).toMatchObject({ status: 200, body: { created: 1, byStatus: { usable: 1, rejected: 0 } } });
+    const id = (mine.body.decisionIds as string[])[0]!;
+    const theirs = await api('/v1/decisions/extract', { method: 'POST', body: { feedbackEventIds: ['fb-a'] }, key: otherTenantKey });
+    expect(theirs).toMatchObject({ status: 200, body: { created: 0, existing: 0, decisionIds: [], skipped: [{ source: 'person', ref: 'fb-a', reason: 'no such feedback event' }] } });
+    const run = await api('/v1/decisions/extract', { method: 'POST', body: { runId: 'http-run' }, key: otherTenantKey });
+    expect(run.body).toMatchObject({ created: 0, decisionIds: [], skipped: [{ ref: 'http-run', reason: 'the run has no attempts' }] });
+    expect((await api('/v1/decisions', { key: otherTenantKey })).body.items).toEqual([]);
+    expect((await api('/v1/decisions?run=http-run', { key: otherTenantKey })).body.items).toEqual([]);
+    expect((await api(`/v1/decisions?attempt=prod-a`, { key: otherTenantKey })).body.items).toEqual([]);
+    expect((await api(`/v1/decisions/${id}`, { key: otherTenantKey })).status).toBe(404);
+    expect((await api(`/v1/decisions/${id}`, { key: readKey })).status).toBe(200);
   });
 
   it('flywheel decisions extract, list and show', { timeout: 60_000 }, async () => {

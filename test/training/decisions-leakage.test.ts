@@ -4,7 +4,7 @@
  * list, a person's comment, a secret the student had already seen).
  */
 import { describe, expect, it } from 'vitest';
-import { checkHintLeakage, taskSecrets, testNameOf } from '../../lib/training/decisions/check-hint-leakage.ts';
+import { checkHintLeakage, LEAKAGE_CHECKER, secretsDigest, taskSecrets, testNameOf, testNameWords } from '../../lib/training/decisions/check-hint-leakage.ts';
 import { TASK } from './decisions-support.ts';
 
 const now = new Date('2026-12-03T12:00:00Z');
@@ -50,6 +50,54 @@ describe('hints that leak', () => {
   });
 });
 
+describe('hints that leak in other words', () => {
+  it('part of a reference patch line, in another case or spacing', () => {
+    expect(checkHintLeakage('Change it to Number(a) + Number(b)', secrets, now).passed).toBe(false);
+    expect(checkHintLeakage('change it to   NUMBER(a)  +\n Number(b)', secrets, now).passed).toBe(false);
+    expect(checkHintLeakage('EXPORT CONST ADD = (A, B) => NUMBER(A) + NUMBER(B);', secrets, now).findings.map((f) => f.kind)).toEqual(['reference-patch-line']);
+  });
+
+  it('a hidden test name written as words, in camelCase, or with dashes', () => {
+    expect(testNameWords('test_adds_negative_numbers')).toEqual(['adds', 'negative', 'numbers']);
+    expect(testNameWords('testAddsNegativeNumbers')).toEqual(['adds', 'negative', 'numbers']);
+    for (const hint of ['It fails adds negative numbers, I think.', 'See addsNegativeNumbers.', 'the Adds-Negative-Numbers case', 'ADDS  NEGATIVE\nNUMBERS']) expect(kinds(hint), hint).toContain('test-name');
+    const camel = taskSecrets({ failToPass: ['tests/calc.test.ts > addsNegativeNumbers'] });
+    expect(checkHintLeakage('the adds negative numbers test', camel, now).findings.map((f) => f.kind)).toEqual(['test-name']);
+  });
+
+  it('a number of the hidden tests by value, whatever its spelling', () => {
+    for (const hint of ['try -40_000_000 and 2', 'try -40,000,000 and 2', 'try -4e7 and 2', 'expect -39999998.0']) expect(kinds(hint), hint).toEqual(['test-literal']);
+    expect(kinds('try 40000000 and 2')).toEqual([]);
+  });
+
+  it('an identifier or literal the reference patch adds, and a long stretch shared with the hidden tests', () => {
+    const task = { failToPass: ['tests/test_slug.py::test_unicode'], goldPatch: ['--- a/slug.py', '+++ b/slug.py', '@@ -1 +1 @@', '-    return s', '+    return unicodedata_normalize(s, "NFKD-compat-form")'].join('\n') };
+    const s2 = taskSecrets(task);
+    expect(checkHintLeakage('call unicodedata_normalize first', s2, now).findings.map((f) => f.kind)).toEqual(['reference-patch-token']);
+    expect(checkHintLeakage('use the nfkd-compat-form form', s2, now).findings.map((f) => f.kind)).toEqual(['reference-patch-token']);
+    expect(kinds('remember to call format(add(1, 2))).tobe and check it')).toEqual(['shared-secret-text']);
+  });
+
+  it('hidden tests given as files (no test patch): their names, literals and lines', () => {
+    const harbor = taskSecrets({ failToPass: ['tests/test.sh'] }, { 'tests/test_outputs.py': 'def test_csv_has_header():\n    assert read("out.csv")[0] == "id,name,total_cents"\n' });
+    expect(checkHintLeakage('the header must be id,name,total_cents', harbor, now).findings.map((f) => f.kind)).toEqual(['test-literal']);
+    expect(checkHintLeakage('check that the csv has header', harbor, now).findings.map((f) => f.kind)).toEqual(['test-name']);
+    expect(checkHintLeakage('Write the CSV the task asks for.', harbor, now).passed).toBe(true);
+  });
+
+  it('an added line that starts with ++ (a `+++` diff line) is a line of the patch, not a header', () => {
+    const gold = ['diff --git a/c.c b/c.c', '--- a/c.c', '+++ b/c.c', '@@ -1,2 +1,2 @@', ' int f() {', '-  counter_total--;', '+++counter_total_overflow_guard;'].join('\n');
+    const s3 = taskSecrets({ goldPatch: gold });
+    expect(s3.patchLines).toEqual(['++counter_total_overflow_guard;']);
+    expect(checkHintLeakage('add ++counter_total_overflow_guard; there', s3, now).passed).toBe(false);
+  });
+
+  it('the digest changes with the secrets, not with what the student saw', () => {
+    expect(secretsDigest({ ...secrets, seen: 'anything' })).toBe(secretsDigest(secrets));
+    expect(secretsDigest(taskSecrets({ ...TASK, failToPass: ['other_test_name'] }))).not.toBe(secretsDigest(secrets));
+  });
+});
+
 describe('hints that do not leak', () => {
   it('the tool list, a person’s comment, the sandbox rules', () => {
     for (const hint of [
@@ -57,9 +105,12 @@ describe('hints that do not leak', () => {
       'Never delete tests; fix the code.',
       'The network is closed in this sandbox: pypi.org cannot be reached.',
       'add() must add numbers, also negative ones.',
+      'The arguments of "read_file" must be a JSON object matching this schema: {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}\nWhat was wrong: path: Required',
+      'The repository has no history before its base commit here, so `git log -p` cannot see earlier commits. Read and change the files in the workspace instead.',
+      '# Read the tests you can see first; never edit them.',
     ]) {
       const check = checkHintLeakage(hint, secrets, now);
-      expect(check).toEqual({ passed: true, findings: [], checkedAt: '2026-12-03T12:00:00.000Z' });
+      expect(check).toEqual({ passed: true, findings: [], checkedAt: '2026-12-03T12:00:00.000Z', checker: LEAKAGE_CHECKER, secretsDigest: secretsDigest(secrets) });
     }
   });
 

@@ -144,10 +144,13 @@ export async function seedAttempt(
   return { ...record, pk: '', sk: '' };
 }
 
-/** Stores a feedback event (and its trajectory under `trajectories/feedback/`). */
+/**
+ * Stores a feedback event and its trajectory as the ingest stores an inline upload: `JSON.stringify(inline)` under
+ * `trajectories/feedback/` (the inline value being the JSON Lines as one string).
+ */
 export async function seedFeedback(ports: Pick<Ports, 'records' | 'blobs'>, trajectory: Trajectory, event: Partial<StoredFeedbackEvent> & { eventId: string }): Promise<void> {
-  const blobKey = `trajectories/feedback/${event.eventId}.json`;
-  await ports.blobs.put(blobKey, toJsonl(trajectory));
+  const blobKey = event.trajectory?.blobKey ?? `trajectories/feedback/${event.eventId}.json`;
+  await ports.blobs.put(blobKey, JSON.stringify(toJsonl(trajectory)));
   await ports.records.put(
     feedbackEventRecord.encode({
       feedbackKey: `t:${event.eventId}`,

@@ -6,14 +6,18 @@
  *   trajectory. Infrastructure errors (the attempt's status, its last try, or the trajectory's stop reason), attempts
  *   without a trajectory or with a malformed one are left out and listed in `excluded` with the reason.
  * - **Consent.** Harness attempts are ours (`consent: 'harness'`). A production trajectory comes from a stored feedback
- *   event and is read only through `readTrajectoryForTraining`, and only when the event says `trainingConsent: true`;
- *   an event without it is listed in `excluded` (`no training consent`) and its trajectory is never read. Each source
- *   used is listed in `sources` with its consent.
+ *   event and is read only through `readTrajectoryForTraining`, and only when the CURRENT vote of the event's
+ *   feedbackKey says `trainingConsent: true` (a later vote replaces an earlier one; a later vote without consent
+ *   withdraws it); an event without it is listed in `excluded` (`no training consent`) and its trajectory is never
+ *   read. A superseded vote is excluded too. Each source used is listed in `sources` with its consent.
  * - **Rewards.** A harness attempt's reward is `rewardOf(spec, attempt)` under its suite's stored reward specification
  *   (tests, the judgement the harness stored on the grade, integrity penalties); without a spec, tests alone (1 passed,
  *   0 failed). An attempt nothing scored (ungraded, no judged criterion) is left out. A feedback trajectory's reward is
- *   1 for a thumbs-up or an accepted change, else 0; it is its own GRPO group (`feedback#<eventId>`: no outcome
+ *   1 for a thumbs-up or an accepted change in its current vote, else 0; it is its own GRPO group (`feedback#<eventId>`: no outcome
  *   advantage), so it teaches through its decisions.
+ * - **Decisions.** Only records of that very trajectory (`trajectory.blobKey`; for a feedback trajectory, a person's
+ *   record only from a current, consenting event on it): attempts that share an id do not share decisions. Each record
+ *   used gets the dataset appended to its `lineage.datasets`.
  * - **Rows.** `trajectoryRows`: exact token ids, turns merged while each prompt extends the row, loss mask on the
  *   model's tokens, behaviour log-probs, decision spans; a text-only rollout is one marked row without tokens.
  *   `group_id` is `<runId>#<taskId>` (the attempts of one task in one run).
@@ -28,15 +32,17 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
 import type { AttemptRecord } from '../../harness/attempt/attempt-record.ts';
-import { fromAtif, type AtifTrajectory } from '../../harness/trajectory/atif.ts';
-import { parseJsonl, type Trajectory } from '../../harness/trajectory/trajectory-schema.ts';
+import { readTrajectoryBlob } from '../../harness/trajectory/read-trajectory-blob.ts';
+import type { Trajectory } from '../../harness/trajectory/trajectory-schema.ts';
 import { readTrajectoryForTraining, TrainingConsentRequiredError } from '../../feedback/training-trajectory.ts';
 import type { StoredFeedbackEvent } from '../../feedback/record-codecs.ts';
 import { getRewardSpec, rewardOf, type RewardSpec } from '../../judges/reward-spec.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { forEachLimited } from '../../shared/for-each-limited.ts';
 import { toFieldIssues } from '../../shared/field-issues.ts';
+import { currentEventOf } from '../decisions/person-decisions.ts';
 import { listUsableDecisions } from '../decisions/list-decisions.ts';
+import { addDatasetToDecision } from '../decisions/store-decision.ts';
 import { DatasetManifestSchema, DatasetSelectionSchema, datasetKeys, type DatasetManifest } from '../schemas.ts';
 import { listDatasetSources } from './dataset-sources.ts';
 import { encodeShard, rowTokens } from './parquet-shard.ts';
@@ -72,6 +78,9 @@ interface Rollout {
   taskId?: string;
   reward: number;
   attemptId: string;
+  trajectoryKey: string;
+  /** A feedback trajectory's current, consenting events (whose person decisions it may carry). */
+  feedbackEventIds?: ReadonlySet<string>;
 }
 
 type Excluded = DatasetManifest['excluded'][number];
@@ -115,18 +124,37 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
     else slots[i] = r;
   });
   const offset = sources.attempts.length;
-  const seenTrajectories = new Set<string>();
-  const consented = sources.feedback.filter((e) => {
-    const key = e.trajectory?.blobKey;
-    if (key === undefined || e.trainingConsent !== true) return true;
-    if (seenTrajectories.has(key)) return false; // several votes on one trajectory: the first listed
-    seenTrajectories.add(key);
-    return true;
+  // The vote that counts is each feedbackKey's current one; consent is asked of it.
+  const current = new Map<string, StoredFeedbackEvent>();
+  await forEachLimited(sources.feedback, concurrency, async (e) => {
+    if (!current.has(e.feedbackKey)) current.set(e.feedbackKey, await currentEventOf({ ports }, e));
   });
-  await forEachLimited(consented, concurrency, async (event, i) => {
+  const consentingOn = new Map<string, Set<string>>();
+  const chosen: StoredFeedbackEvent[] = [];
+  const listed = new Set<string>();
+  for (const e of sources.feedback) {
+    const now = current.get(e.feedbackKey) ?? e;
+    if (now.eventId !== e.eventId) {
+      excluded.push({ ref: `feedback:${e.eventId}`, reason: now.trainingConsent !== true ? `no training consent: withdrawn by the newer vote ${now.eventId}` : `superseded by the newer vote ${now.eventId}` });
+    }
+    if (listed.has(now.eventId)) continue;
+    listed.add(now.eventId);
+    const key = now.trajectory?.blobKey;
+    if (key === undefined || now.trainingConsent !== true) {
+      chosen.push(now);
+      continue;
+    }
+    const on = consentingOn.get(key);
+    if (on) on.add(now.eventId); // several votes on one trajectory: one rollout, the first listed
+    else {
+      consentingOn.set(key, new Set([now.eventId]));
+      chosen.push(now);
+    }
+  }
+  await forEachLimited(chosen, concurrency, async (event, i) => {
     const r = await feedbackRollout(ports, event);
     if ('reason' in r) excludedAt[offset + i] = r;
-    else slots[offset + i] = r;
+    else slots[offset + i] = { ...r, feedbackEventIds: consentingOn.get(r.trajectoryKey) ?? new Set([event.eventId]) };
   });
   excluded.push(...excludedAt.filter((e): e is Excluded => e !== undefined));
   const rollouts = slots.filter((r): r is Rollout => r !== undefined);
@@ -134,9 +162,10 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
   const decisionsOf = options.decisionsOf ?? ((attemptId: string) => listUsableDecisions(ports, attemptId));
   const rows: ShardRow[] = [];
   const usedDecisions = new Set<string>();
+  const decisionAttempt = new Map<string, string>();
   const used: DatasetManifest['sources'] = [];
   for (const rollout of rollouts) {
-    const decisions = selection.decisions === 'none' ? [] : (await decisionsOf(rollout.attemptId)).filter((d) => d.status === 'usable' && d.leakage.passed);
+    const decisions = selection.decisions === 'none' ? [] : (await decisionsOf(rollout.attemptId)).filter((d) => d.status === 'usable' && d.leakage.passed && ofRollout(d, rollout));
     const out = trajectoryRows(rollout.trajectory, { groupId: rollout.groupId, reward: rollout.reward, ...(rollout.taskId !== undefined ? { taskId: rollout.taskId } : {}) }, decisions);
     if (out.rows.length === 0) {
       excluded.push({ ref: rollout.ref, reason: 'the trajectory has no assistant turn' });
@@ -144,7 +173,10 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
     }
     rows.push(...out.rows);
     used.push(rollout.source);
-    for (const id of out.usedDecisions) usedDecisions.add(id);
+    for (const id of out.usedDecisions) {
+      usedDecisions.add(id);
+      decisionAttempt.set(id, decisions.find((d) => d.decisionId === id)!.trajectory.attemptId);
+    }
     for (const s of out.skippedDecisions) excluded.push({ ref: `decision:${s.decisionId}`, reason: s.reason });
   }
   rows.sort((a, b) => cmp(a.groupId, b.groupId) || cmp(a.attemptId, b.attemptId) || cmp(a.sampleId, b.sampleId));
@@ -180,7 +212,18 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
   const createdAt = previous && sameContent(previous, body) ? previous.createdAt : ports.now().toISOString();
   const manifest = DatasetManifestSchema.parse({ createdAt, ...body });
   await ports.blobs.put(keys.manifest, JSON.stringify(manifest, null, 2), { contentType: 'application/json' });
+  // Lineage both ways: the manifest lists the decisions, each decision lists the datasets (a record not stored, as a
+  // caller's `decisionsOf` may give, is skipped).
+  await forEachLimited([...decisionAttempt.entries()], concurrency, ([decisionId, attemptId]) => addDatasetToDecision(ports.records, attemptId, decisionId, input.datasetId));
   return manifest;
+}
+
+/** Whether a decision record belongs to this very rollout: its trajectory, and for feedback its current consenting event. */
+function ofRollout(d: DatasetDecision, rollout: Rollout): boolean {
+  if (d.trajectory.blobKey !== rollout.trajectoryKey) return false;
+  if (!rollout.feedbackEventIds) return d.trajectory.feedbackEventId === undefined;
+  const eventId = d.source.kind === 'person' ? d.source.feedbackEventId : d.trajectory.feedbackEventId;
+  return eventId !== undefined && rollout.feedbackEventIds.has(eventId);
 }
 
 function cmp(a: string, b: string): number {
@@ -208,12 +251,9 @@ async function attemptRollout(ports: BuildDatasetPorts, runId: string, attempt: 
   }
   const bytes = await ports.blobs.get(trajectoryKey);
   if (!bytes) return { ref, reason: `trajectory blob ${trajectoryKey} is missing` };
-  let trajectory: Trajectory;
-  try {
-    trajectory = parseJsonl(new TextDecoder().decode(bytes));
-  } catch (error) {
-    return { ref, reason: `malformed trajectory: ${(error as Error).message.slice(0, 300)}` };
-  }
+  const read = readTrajectoryBlob(bytes);
+  if ('problem' in read) return { ref, reason: read.problem };
+  const { trajectory } = read;
   const stop = trajectory.steps.findLast((s) => s.type === 'outcome');
   if (stop?.type === 'outcome' && stop.stopReason.kind === 'infrastructure-error') return { ref, reason: `infrastructure error: ${stop.stopReason.error}` };
   return {
@@ -224,6 +264,7 @@ async function attemptRollout(ports: BuildDatasetPorts, runId: string, attempt: 
     taskId: attempt.taskId,
     reward,
     attemptId: attempt.attemptId,
+    trajectoryKey,
   };
 }
 
@@ -240,12 +281,9 @@ async function feedbackRollout(ports: BuildDatasetPorts, event: StoredFeedbackEv
     throw error;
   }
   if (!bytes) return { ref, reason: `trajectory blob ${event.trajectory.blobKey} is missing` };
-  let trajectory: Trajectory;
-  try {
-    trajectory = parseFeedbackTrajectory(new TextDecoder().decode(bytes));
-  } catch (error) {
-    return { ref, reason: `malformed trajectory: ${(error as Error).message.slice(0, 300)}` };
-  }
+  const read = readTrajectoryBlob(bytes);
+  if ('problem' in read) return { ref, reason: read.problem };
+  const { trajectory } = read;
   const good = event.rating === 'up' || event.outcome === 'accepted';
   return {
     ref,
@@ -254,24 +292,8 @@ async function feedbackRollout(ports: BuildDatasetPorts, event: StoredFeedbackEv
     groupId: `feedback#${event.eventId}`,
     reward: good ? 1 : 0,
     attemptId: trajectory.header.attemptId,
+    trajectoryKey: event.trajectory.blobKey,
   };
-}
-
-/**
- * A client's trajectory as stored: Flywheel JSON Lines, or (an inline upload is one JSON value) those lines as a JSON
- * string or array, or ATIF.
- */
-function parseFeedbackTrajectory(text: string): Trajectory {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return parseJsonl(text); // several lines: JSON Lines
-  }
-  if (typeof value === 'string') return parseJsonl(value);
-  if (Array.isArray(value)) return parseJsonl(value.map((l) => JSON.stringify(l)).join('\n'));
-  if (value && typeof value === 'object' && typeof (value as { schema_version?: unknown }).schema_version === 'string') return fromAtif(value as AtifTrajectory);
-  return parseJsonl(text);
 }
 
 async function readManifest(ports: BuildDatasetPorts, key: string): Promise<DatasetManifest | undefined> {

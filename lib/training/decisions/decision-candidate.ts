@@ -49,9 +49,14 @@ export function sourceIdentity(source: DecisionSource): string {
   }
 }
 
-/** `dec-` + 20 hex of sha256 over the trajectory's blob key, the message id and the source's identity. */
+/**
+ * `dec-` + 20 hex of sha256 over the trajectory's blob key, the message id and the source's identity. A locator
+ * model's decision is one per trajectory and model, whichever message it named (a second run of the model, which may
+ * name another message, finds the first record instead of adding a duplicate).
+ */
 export function decisionIdOf(blobKey: string, messageId: string, source: DecisionSource): string {
-  const hash = createHash('sha256').update(`${blobKey}\u0000${messageId}\u0000${sourceIdentity(source)}`).digest('hex');
+  const where = source.kind === 'locator-model' ? '' : messageId;
+  const hash = createHash('sha256').update(`${blobKey}\u0000${where}\u0000${sourceIdentity(source)}`).digest('hex');
   return `dec-${hash.slice(0, 20)}`;
 }
 
@@ -103,17 +108,20 @@ export function toolLines(tools: readonly ToolSummary[]): string {
 }
 
 /**
- * What the student could have known at a decision: the tools it was given, and every message, tool call and tool
- * result before the decision's message. The leakage check lets a hint repeat any of it.
+ * What the student could have known at a decision: the tools it was given (and those added or removed before it),
+ * every message, tool call and tool result before the decision's message, and the decision itself (its own words and
+ * calls: a hint may quote what the student wrote). The leakage check lets a hint repeat any of it.
  */
 export function seenBefore(trajectory: Trajectory, messageId: string): string {
   const decision = trajectory.steps.find((s) => s.type === 'assistant' && s.messageId === messageId);
   const limit = decision?.seq ?? Number.MAX_SAFE_INTEGER;
   const parts: string[] = trajectory.header.tools.map((t) => `${t.name} ${t.description} ${JSON.stringify(t.parameters)}`);
   for (const s of trajectory.steps) {
-    if (s.seq >= limit) break;
-    if (s.type === 'message' || s.type === 'tool_result') parts.push(s.content);
+    if (s.seq > limit) break;
     if (s.type === 'assistant') parts.push(s.content, ...s.toolCalls.map((c) => `${c.name} ${c.arguments}`));
+    if (s.seq === limit) break;
+    if (s.type === 'message' || s.type === 'tool_result') parts.push(s.content);
+    if (s.type === 'event' && (s.kind === 'tool.added' || s.kind === 'tool.removed')) parts.push(`${s.message} ${JSON.stringify(s.detail)}`);
   }
   return parts.join('\n');
 }

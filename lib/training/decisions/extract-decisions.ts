@@ -1,9 +1,12 @@
 /**
  * Extracts decision records and stores them: from an eval run's attempts (the harness's events and sandbox
  * observations, the judge's failed criteria, and, for failed attempts, a locator model) and from feedback events (a
- * person's comment on a message of a consented trajectory, read through `readTrajectoryForTraining` only). Every hint
- * goes through the leakage check against the task's secrets; a hint that fails it is stored `rejected` (kept to be
- * seen, never trained on). Extraction is idempotent: a decision's id is a hash of where it is and where it came from.
+ * person's comment on a message of a consented trajectory, read through `readTrajectoryForTraining` only, and only
+ * from the CURRENT vote of its feedbackKey: a superseded vote gives nothing, a later vote without consent withdraws it).
+ * Every hint goes through the leakage check against the task's secrets; a hint that fails it is stored `rejected`
+ * (kept to be seen, never trained on). Extraction is idempotent: a decision's id is a hash of where it is and where it
+ * came from (a locator model's: of the trajectory and the model, and the model is not asked again); a stored verdict
+ * from another checker version or against other task secrets is checked again and the record rewritten.
  */
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
@@ -12,28 +15,34 @@ import { feedbackKeys } from '../../feedback/record-keys.ts';
 import { readTrajectoryForTraining, TrainingConsentRequiredError } from '../../feedback/training-trajectory.ts';
 import type { AttemptRecord } from '../../harness/attempt/attempt-record.ts';
 import { listAttemptRecords } from '../../harness/attempt/read-attempt-records.ts';
-import { fromAtif, type AtifTrajectory } from '../../harness/trajectory/atif.ts';
-import { parseJsonl, type Trajectory } from '../../harness/trajectory/trajectory-schema.ts';
+import { MAX_TRAJECTORY_BLOB_BYTES, readTrajectoryBlob } from '../../harness/trajectory/read-trajectory-blob.ts';
+import type { Trajectory } from '../../harness/trajectory/trajectory-schema.ts';
 import { JudgementSchema } from '../../judges/schemas.ts';
 import { createModel } from '../../models/create-model.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
-import { taskRecord } from '../../registry/record-codecs.ts';
+import { suiteRecord } from '../../registry/record-codecs.ts';
 import { registryKeys } from '../../registry/record-keys.ts';
+import type { SuiteTasksSource } from '../../registry/schemas.ts';
+import { storedTask } from '../../registry/task-sources.ts';
 import { parseInput } from '../../shared/parse-input.ts';
 import { DECISION_SOURCE_KINDS, type DecisionRecord, type TrajectoryRef } from '../schemas.ts';
 import { checkHintLeakage, EMPTY_SECRETS, taskSecrets, type HintSecrets } from './check-hint-leakage.ts';
+import { readHiddenTestFiles, type ReadTestFile } from './hidden-test-files.ts';
 import { decisionIdOf, exactTokenSpan, seenBefore, type DecisionCandidate, type DecodeToken, type ExtractorResult, type SkippedDecision } from './decision-candidate.ts';
 import { harnessEventDecisions } from './harness-event-decisions.ts';
 import { judgeDecisions } from './judge-decisions.ts';
 import { locateDecision } from './locate-decision.ts';
-import { personDecisions, personEventProblem } from './person-decisions.ts';
-import { storeDecision } from './store-decision.ts';
+import { currentEventOf, personDecisions, personEventProblem } from './person-decisions.ts';
+import { readDecision, storeDecision } from './store-decision.ts';
 
 /** The extractor's name and version, written as each record's `lineage.createdBy`. */
 export const DECISION_EXTRACTOR = 'flywheel.decisions/1';
-/** Bytes of a trajectory read at most. */
-export const MAX_TRAJECTORY_BYTES = 32 * 1024 * 1024;
+/**
+ * Bytes of a trajectory decoded at most. The blobs port reads a whole blob and says nothing of its size first, so the
+ * bound is checked after the read and before any parsing.
+ */
+export const MAX_TRAJECTORY_BYTES = MAX_TRAJECTORY_BLOB_BYTES;
 
 type SourceKind = (typeof DECISION_SOURCE_KINDS)[number];
 
@@ -63,10 +72,12 @@ export const ExtractDecisionsResultSchema = z.object({
   /** Records stored now, and records found stored before (the same decision extracted again). */
   created: z.number().int(),
   existing: z.number().int(),
+  /** Of `existing`: records checked again (another leakage checker or other task secrets) and rewritten. */
+  rechecked: z.number().int(),
   byStatus: Counts,
   bySource: z.record(z.string(), Counts),
   decisionIds: z.array(z.string()),
-  /** What gave no record, and why (no consent, no messageId, a quote in two messages, a locator answer naming no message, …). */
+  /** What gave no record, and why (no consent, no messageId, a quote in two messages, a locator answer naming no message, …). `byStatus` counts the statuses as stored after this call. */
   skipped: z.array(z.object({ source: z.string(), ref: z.string(), reason: z.string() })),
 });
 export type ExtractDecisionsResult = z.infer<typeof ExtractDecisionsResultSchema>;
@@ -75,7 +86,18 @@ interface Context {
   ports: Pick<Ports, 'records' | 'blobs' | 'now'>;
   createdBy: string;
   decodeToken?: DecodeToken;
+  readTestFile?: ReadTestFile;
   result: ExtractDecisionsResult;
+}
+
+export interface ExtractDecisionsOptions {
+  createdBy?: string;
+  /** The policy's tokenizer, token by token: decisions get an exact token span when it finds one. */
+  decodeToken?: DecodeToken;
+  /** Without `attemptIds`, a run with more attempts than this is refused (a request's bound); default: no bound. */
+  maxAttemptsWithoutIds?: number;
+  /** Reads a hidden test file of a task whose tests are files (default: from a Harbor task's folder). */
+  readTestFile?: ReadTestFile;
 }
 
 /**
@@ -88,7 +110,7 @@ interface Context {
 export async function extractDecisions(
   ports: Pick<Ports, 'records' | 'blobs' | 'now'>,
   input: Omit<ExtractDecisionsRequest, 'locatorModel'> & { locatorModel?: string | ModelsPort },
-  options: { createdBy?: string; /** The policy's tokenizer, token by token: decisions get an exact token span when it finds one. */ decodeToken?: DecodeToken } = {},
+  options: ExtractDecisionsOptions = {},
 ): Promise<ExtractDecisionsResult> {
   const port = typeof input.locatorModel === 'object' ? input.locatorModel : undefined;
   const request = parseInput(ExtractDecisionsInput, { ...input, locatorModel: port ? port.id : input.locatorModel }, 'extraction');
@@ -105,16 +127,23 @@ export async function extractDecisions(
     ports,
     createdBy: options.createdBy ?? DECISION_EXTRACTOR,
     ...(options.decodeToken ? { decodeToken: options.decodeToken } : {}),
-    result: { created: 0, existing: 0, byStatus: { usable: 0, rejected: 0 }, bySource: {}, decisionIds: [], skipped: [] },
+    ...(options.readTestFile ? { readTestFile: options.readTestFile } : {}),
+    result: { created: 0, existing: 0, rechecked: 0, byStatus: { usable: 0, rejected: 0 }, bySource: {}, decisionIds: [], skipped: [] },
   };
-  if (request.runId !== undefined) await fromRun(ctx, request.runId, request.attemptIds, sources, locator);
+  if (request.runId !== undefined) await fromRun(ctx, request.runId, request.attemptIds, sources, locator, options.maxAttemptsWithoutIds);
   if (request.feedbackEventIds !== undefined && sources.has('person')) for (const id of request.feedbackEventIds) await fromFeedback(ctx, id);
   return ctx.result;
 }
 
-async function fromRun(ctx: Context, runId: string, only: readonly string[] | undefined, sources: ReadonlySet<SourceKind>, locator: ModelsPort | undefined): Promise<void> {
+async function fromRun(ctx: Context, runId: string, only: readonly string[] | undefined, sources: ReadonlySet<SourceKind>, locator: ModelsPort | undefined, maxWithoutIds: number | undefined): Promise<void> {
   const wanted = only && new Set(only.map((a) => a.replace(/^ATTEMPT#/, '')));
-  const attempts = (await listAttemptRecords(ctx.ports.records, runId)).filter((a) => !wanted || wanted.has(a.attemptId) || wanted.has(a.sk.replace(/^ATTEMPT#/, '')));
+  const all = await listAttemptRecords(ctx.ports.records, runId);
+  if (!wanted && maxWithoutIds !== undefined && all.length > maxWithoutIds) {
+    throw new ValidationError(`run ${runId} has ${all.length} attempts: name at most ${maxWithoutIds} of them in attemptIds per request`, [
+      { path: 'attemptIds', message: `required when the run has more than ${maxWithoutIds} attempts (it has ${all.length})` },
+    ]);
+  }
+  const attempts = all.filter((a) => !wanted || wanted.has(a.attemptId) || wanted.has(a.sk.replace(/^ATTEMPT#/, '')));
   if (attempts.length === 0) ctx.result.skipped.push({ source: 'harness-event', ref: runId, reason: only ? 'none of these attempts is stored under the run' : 'the run has no attempts' });
   const secretsOf = new Map<string, Promise<{ secrets: HintSecrets; criteria: Record<string, string> }>>();
   for (const attempt of attempts) {
@@ -123,17 +152,19 @@ async function fromRun(ctx: Context, runId: string, only: readonly string[] | un
       ctx.result.skipped.push({ source: 'harness-event', ref, reason: 'an infrastructure error: not the model’s decisions' });
       continue;
     }
-    if (!attempt.trajectoryKey) {
+    // The final try's trajectory, as the dataset builder reads it (a decision joins its rollout by this key).
+    const trajectoryKey = attempt.history.at(-1)?.trajectoryKey ?? attempt.trajectoryKey;
+    if (!trajectoryKey) {
       ctx.result.skipped.push({ source: 'harness-event', ref, reason: 'the attempt has no trajectory' });
       continue;
     }
-    const trajectory = await readTrajectory(ctx, attempt.trajectoryKey, ref, 'harness-event');
+    const trajectory = await readTrajectory(ctx, trajectoryKey, ref, 'harness-event');
     if (!trajectory) continue;
     const taskKey = `${attempt.suite}\u0000${attempt.taskId}`;
     if (!secretsOf.has(taskKey)) secretsOf.set(taskKey, loadTaskSecrets(ctx, attempt));
     const { secrets, criteria } = await secretsOf.get(taskKey)!;
     const trajRef: TrajectoryRef = {
-      blobKey: attempt.trajectoryKey,
+      blobKey: trajectoryKey,
       attemptId: attempt.attemptId,
       taskId: attempt.taskId,
       suite: attempt.suite,
@@ -146,7 +177,7 @@ async function fromRun(ctx: Context, runId: string, only: readonly string[] | un
       const judgement = JudgementSchema.safeParse(attempt.grade?.['judgement']);
       if (judgement.success) results.push(judgeDecisions(trajectory, judgement.data, criteria));
     }
-    if (sources.has('locator-model') && locator && attempt.status === 'failed') results.push(await locateDecision(locator, trajectory, ref));
+    if (sources.has('locator-model') && locator && attempt.status === 'failed') results.push(await locatedOnce(ctx, locator, trajectory, trajRef, ref));
     for (const r of results) await store(ctx, trajectory, trajRef, r, secrets);
   }
 }
@@ -156,6 +187,14 @@ async function fromFeedback(ctx: Context, eventId: string): Promise<void> {
   const event = feedbackEventRecord.decodeIfPresent(await ctx.ports.records.get(key.pk, key.sk));
   if (!event) {
     ctx.result.skipped.push({ source: 'person', ref: eventId, reason: 'no such feedback event' });
+    return;
+  }
+  // The vote that counts is the current one of its feedbackKey: a later vote replaces this one, and a later vote without
+  // consent withdraws it. Consent is checked on the current event, before the trajectory is touched.
+  const current = await currentEventOf(ctx, event);
+  if (current.eventId !== event.eventId) {
+    const reason = current.trainingConsent !== true ? `training consent withdrawn by the newer vote ${current.eventId}: the trajectory is not read` : `superseded by the newer vote ${current.eventId}`;
+    ctx.result.skipped.push({ source: 'person', ref: eventId, reason });
     return;
   }
   const problem = personEventProblem(event);
@@ -175,11 +214,12 @@ async function fromFeedback(ctx: Context, eventId: string): Promise<void> {
     ctx.result.skipped.push({ source: 'person', ref: eventId, reason: 'the trajectory blob is gone' });
     return;
   }
-  const trajectory = parseTrajectory(bytes);
-  if (typeof trajectory === 'string') {
-    ctx.result.skipped.push({ source: 'person', ref: eventId, reason: trajectory });
+  const read = readTrajectoryBlob(bytes);
+  if ('problem' in read) {
+    ctx.result.skipped.push({ source: 'person', ref: eventId, reason: read.problem });
     return;
   }
+  const { trajectory } = read;
   const trajRef: TrajectoryRef = {
     blobKey: event.trajectory!.blobKey,
     attemptId: trajectory.header.attemptId,
@@ -198,46 +238,43 @@ async function readTrajectory(ctx: Context, key: string, ref: string, source: Sk
     ctx.result.skipped.push({ source, ref, reason: `the trajectory blob ${key} is gone` });
     return undefined;
   }
-  const t = parseTrajectory(bytes);
-  if (typeof t === 'string') {
-    ctx.result.skipped.push({ source, ref, reason: t });
+  const read = readTrajectoryBlob(bytes);
+  if ('problem' in read) {
+    ctx.result.skipped.push({ source, ref, reason: read.problem });
     return undefined;
   }
-  return t;
+  return read.trajectory;
 }
 
-/** A trajectory from JSON Lines (ours) or one ATIF JSON document; a string says why not. */
-function parseTrajectory(bytes: Uint8Array): Trajectory | string {
-  if (bytes.byteLength > MAX_TRAJECTORY_BYTES) return `the trajectory is over ${MAX_TRAJECTORY_BYTES} bytes`;
-  const text = Buffer.from(bytes).toString('utf8');
-  try {
-    return parseJsonl(text);
-  } catch (error) {
-    try {
-      const doc = JSON.parse(text) as AtifTrajectory;
-      if (doc !== null && typeof doc === 'object' && Array.isArray(doc.steps)) return fromAtif(doc);
-    } catch {
-      // neither JSON Lines nor one ATIF document: the first error says what is wrong
-    }
-    return `the trajectory is malformed: ${(error as Error).message.slice(0, 300)}`;
-  }
+/** The locator's decision on a trajectory: the stored one when this model located it before (no second model call). */
+async function locatedOnce(ctx: Context, locator: ModelsPort, trajectory: Trajectory, trajRef: TrajectoryRef, ref: string): Promise<ExtractorResult> {
+  const id = decisionIdOf(trajRef.blobKey, '', { kind: 'locator-model', model: locator.id, reason: '' });
+  const stored = await readDecision(ctx.ports.records, trajRef.attemptId, id);
+  if (!stored) return locateDecision(locator, trajectory, ref);
+  const candidate: DecisionCandidate = {
+    messageId: stored.messageId,
+    turn: stored.turn,
+    ...(stored.tokenSpan ? { tokenSpan: stored.tokenSpan } : {}),
+    ...(stored.charSpan ? { charSpan: stored.charSpan } : {}),
+    hintClass: stored.hintClass,
+    hint: stored.hint,
+    source: stored.source,
+  };
+  return { candidates: [candidate], skipped: [] };
 }
 
-/** The task's secrets and rubric from the registry's task record (inline, in its blob, or the record itself). */
+/**
+ * The task's secrets and rubric, read as the registry's suites store tasks (`storedTask`: task records, or task JSON
+ * under the suite's blob prefix). Hidden tests given as files (Harbor's `tests/`, no test patch) are read by content;
+ * when any cannot be read the secrets are `unavailable` (a hint not written by code is then rejected).
+ */
 async function loadTaskSecrets(ctx: Context, attempt: AttemptRecord): Promise<{ secrets: HintSecrets; criteria: Record<string, string> }> {
-  const key = registryKeys.task(attempt.suite, attempt.taskId);
-  const stored = taskRecord.decodeIfPresent(await ctx.ports.records.get(key.pk, key.sk));
-  let task: Record<string, unknown> | undefined = stored?.task;
-  if (!task && stored?.taskKey) {
-    const bytes = await ctx.ports.blobs.get(stored.taskKey);
-    try {
-      const parsed = bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown) : undefined;
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) task = parsed as Record<string, unknown>;
-    } catch {
-      task = undefined;
-    }
-  }
-  task ??= stored as Record<string, unknown> | undefined;
+  const suiteKey = registryKeys.suite(attempt.suite);
+  const suite = suiteRecord.decodeIfPresent(await ctx.ports.records.get(suiteKey.pk, suiteKey.sk));
+  const records: SuiteTasksSource = { kind: 'records', sk: 'TASK' };
+  const source = suite && suite.tasks.kind !== 'folder' ? suite.tasks : records;
+  let task = await storedTask(ctx.ports, attempt.suite, source, attempt.taskId);
+  if (!task && source !== records) task = await storedTask(ctx.ports, attempt.suite, records, attempt.taskId);
   if (!task || (task['failToPass'] === undefined && task['instruction'] === undefined)) {
     return { secrets: { ...EMPTY_SECRETS, unavailable: `the task ${attempt.suite}/${attempt.taskId} is not in the registry: its hidden tests cannot be checked against` }, criteria: {} };
   }
@@ -251,7 +288,9 @@ async function loadTaskSecrets(ctx: Context, attempt: AttemptRecord): Promise<{ 
       }
     });
   }
-  return { secrets: taskSecrets(task), criteria };
+  const files = await readHiddenTestFiles(task, ctx.readTestFile);
+  if ('unavailable' in files) return { secrets: { ...taskSecrets(task), unavailable: files.unavailable }, criteria };
+  return { secrets: taskSecrets(task, files.contents), criteria };
 }
 
 async function store(ctx: Context, trajectory: Trajectory, ref: TrajectoryRef, extracted: ExtractorResult, secrets: HintSecrets): Promise<void> {
@@ -259,12 +298,13 @@ async function store(ctx: Context, trajectory: Trajectory, ref: TrajectoryRef, e
   const now = ctx.ports.now();
   for (const c of extracted.candidates) {
     const record = buildRecord(trajectory, ref, withTokenSpan(trajectory, c, ctx.decodeToken), secrets, now, ctx.createdBy);
-    const { created } = await storeDecision(ctx.ports.records, record);
+    const { created, rewritten, stored } = await storeDecision(ctx.ports.records, record);
     if (created) ctx.result.created++;
     else ctx.result.existing++;
-    ctx.result.byStatus[record.status]++;
+    if (rewritten) ctx.result.rechecked++;
+    ctx.result.byStatus[stored.status]++;
     const bySource = (ctx.result.bySource[c.source.kind] ??= { usable: 0, rejected: 0 });
-    bySource[record.status]++;
+    bySource[stored.status]++;
     ctx.result.decisionIds.push(record.decisionId);
   }
 }

@@ -3,8 +3,9 @@
  * comment) on a trajectory given with training consent. The comment is the hint (`by: 'person'`). The trajectory is
  * read by the caller through `readTrajectoryForTraining` only; this function decides on what it was given.
  */
-import { createHash } from 'node:crypto';
-import type { StoredFeedbackEvent } from '../../feedback/record-codecs.ts';
+import { currentVoteRecord, feedbackEventRecord, type StoredFeedbackEvent } from '../../feedback/record-codecs.ts';
+import { feedbackKeys } from '../../feedback/record-keys.ts';
+import type { Ports } from '../../ports/ports.ts';
 import type { Trajectory } from '../../harness/trajectory/trajectory-schema.ts';
 import { assistantMessages, boundHint, type ExtractorResult } from './decision-candidate.ts';
 
@@ -22,7 +23,7 @@ export function personEventProblem(event: Pick<StoredFeedbackEvent, 'kind' | 'ra
  * @example
  * const { candidates } = personDecisions(trajectory, storedEvent); // hint = the comment, at event.messageId
  */
-export function personDecisions(trajectory: Trajectory, event: Pick<StoredFeedbackEvent, 'eventId' | 'kind' | 'rating' | 'messageId' | 'comment' | 'trajectory' | 'trainingConsent' | 'reporter'>): ExtractorResult {
+export function personDecisions(trajectory: Trajectory, event: Pick<StoredFeedbackEvent, 'eventId' | 'kind' | 'rating' | 'messageId' | 'comment' | 'trajectory' | 'trainingConsent'>): ExtractorResult {
   const ref = event.eventId;
   const problem = personEventProblem(event);
   if (problem) return { candidates: [], skipped: [{ source: 'person', ref, reason: problem }] };
@@ -35,10 +36,26 @@ export function personDecisions(trajectory: Trajectory, event: Pick<StoredFeedba
         turn: message.turn,
         hintClass: 'person-comment',
         hint: { text: boundHint(event.comment!.trim()), by: 'person' },
-        // The reporter's hash, not the reporter: enough to count people, nothing to identify one.
-        source: { kind: 'person', feedbackEventId: event.eventId, userHash: createHash('sha256').update(event.reporter).digest('hex').slice(0, 16) },
+        // No identifier of the person (not even a hash): the comment is already their words.
+        source: { kind: 'person', feedbackEventId: event.eventId },
       },
     ],
     skipped: [],
   };
+}
+
+/**
+ * The current event of a feedback event's feedbackKey (`CURRENT`); the event itself when no current vote is stored
+ * or the current one's event is gone. Only the current event may give a decision or a training rollout.
+ *
+ * @example
+ * const current = await currentEventOf({ ports }, event);
+ * if (current.eventId !== event.eventId) skip('superseded');
+ */
+export async function currentEventOf(ctx: { ports: Pick<Ports, 'records'> }, event: StoredFeedbackEvent): Promise<StoredFeedbackEvent> {
+  const key = feedbackKeys.current(event.feedbackKey);
+  const vote = currentVoteRecord.decodeIfPresent(await ctx.ports.records.get(key.pk, key.sk));
+  if (!vote || vote.eventId === event.eventId) return event;
+  const k = feedbackKeys.event(vote.eventId);
+  return feedbackEventRecord.decodeIfPresent(await ctx.ports.records.get(k.pk, k.sk)) ?? event;
 }

@@ -1,7 +1,8 @@
 /**
  * Decision records over HTTP: list (newest first, by run, attempt, status, hint class), show one, and extract from an
  * eval run's attempts or from feedback events. Reads need the `read` scope, extraction `admin` (the route table says
- * so). Extraction runs in the request: name a run's attempts (`attemptIds`) when a run is large or a locator model slow.
+ * so). Extraction runs in the request: a run of more than `MAX_REQUEST_ATTEMPTS` attempts must be named in slices
+ * (`attemptIds`), and a trajectory over 32 MiB is skipped (checked after the read: the blobs port gives no size first).
  */
 import { z } from 'zod';
 import { httpApi, type HttpApiHandler } from '../../api/http-api.ts';
@@ -11,6 +12,9 @@ import { parseInput } from '../../shared/parse-input.ts';
 import { DECISION_EXTRACTOR, extractDecisions, ExtractDecisionsInput } from '../decisions/extract-decisions.ts';
 import { getDecision } from '../decisions/get-decision.ts';
 import { listDecisions } from '../decisions/list-decisions.ts';
+
+/** Attempts one request extracts from without `attemptIds`: a larger run is refused (400 naming `attemptIds`). */
+export const MAX_REQUEST_ATTEMPTS = 200;
 
 /** Body limit of `POST /v1/decisions/extract`: ids and a model spec. */
 export const EXTRACT_DECISIONS_BODY_LIMIT = 256 * 1024;
@@ -41,7 +45,7 @@ export function makeExtractDecisionsHandler(ports: Ports): HttpApiHandler {
   return httpApi(
     async (event) => {
       const input = parseInput(ExtractDecisionsInput, event.jsonBody, 'extraction');
-      return { statusCode: 200, body: await extractDecisions(ports, input, { createdBy: callerOf(event) }) };
+      return { statusCode: 200, body: await extractDecisions(ports, input, { createdBy: callerOf(event), maxAttemptsWithoutIds: MAX_REQUEST_ATTEMPTS }) };
     },
     { jsonBodyMaxBytes: EXTRACT_DECISIONS_BODY_LIMIT },
   );

@@ -114,8 +114,8 @@ export function startLocalTraining(options: LocalTrainingOptions): LocalTraining
     jobs: options.jobs,
     ...(options.sweepWorkflows ? { workflows: options.sweepWorkflows } : {}),
     ...options.steps,
-    // One node locally: the local jobs driver runs no multi-node parallel jobs.
-    settings: { multiNode: false, codeVersion: localCodeVersion(), ...options.steps?.settings },
+    // One node locally: the local jobs driver runs no multi-node parallel jobs. A local sweep is minutes, not hours: look every 10 s.
+    settings: { multiNode: false, sweepPollSeconds: 10, codeVersion: localCodeVersion(), ...options.steps?.settings },
     notify,
   };
   const workflows = new LocalWorkflows(
