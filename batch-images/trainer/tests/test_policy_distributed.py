@@ -2,12 +2,14 @@
 checkpoint (and its state, which a second launch resumes from: the job test covers resuming)."""
 
 import json
+import math
 import os
 import subprocess
 import sys
 
 from transformers import AutoModelForCausalLM
 
+from flywheel_trainer.__main__ import main
 from flywheel_trainer.policy.distributed import torchrun_command
 
 from test_policy_job import TRAINER_DIR, job_env, write_dataset
@@ -21,7 +23,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_torchrun_two_ranks_fsdp2_trains_and_rank_0_saves(tmp_path):
+def test_torchrun_two_ranks_fsdp2_trains_and_rank_0_saves(tmp_path, monkeypatch):
     blobs = tmp_path / "blobs"
     key = write_dataset(blobs)
     env = {**os.environ, **job_env(tmp_path, key, "dist", {"steps": 2, "batchSize": 4, "learningRate": 0.003, "saveEvery": 1}), "OMP_NUM_THREADS": "1"}
@@ -31,8 +33,22 @@ def test_torchrun_two_ranks_fsdp2_trains_and_rank_0_saves(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = [json.loads(l) for l in (blobs / "training/runs/dist/metrics.jsonl").read_text().splitlines()]
     assert [l["step"] for l in lines] == [1, 2]
-    assert all(l["worldSize"] == 2 and l["rows"] == 2 for l in lines)
+    # The metrics are all-reduced: the whole batch's rows, not rank 0's half.
+    assert all(l["worldSize"] == 2 and l["rows"] == 4 for l in lines)
     assert all(isinstance(l["loss"], float) and abs(l["loss"]) < 1e6 for l in lines)
+    # The same job in one process takes the same batches: step 1's loss and metrics match (each term normalised by the
+    # whole batch's token count, not a rank's), and so does step 2's (FSDP's mean of the ranks' gradients is the
+    # single-process gradient, term weights included).
+    for name, value in job_env(tmp_path, key, "single", {"steps": 2, "batchSize": 4, "learningRate": 0.003, "saveEvery": 1}).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("FLYWHEEL_BUCKET", raising=False)
+    assert main(["policy-job"]) == 0
+    single = [json.loads(l) for l in (blobs / "training/runs/single/metrics.jsonl").read_text().splitlines()]
+    for multi, one in zip(lines, single):
+        for name in ("loss", "outcome", "decision", "teacherChoice", "mismatch", "offPolicyGap", "spanKl", "rejectedProb"):
+            assert math.isclose(multi[name], one[name], rel_tol=1e-4, abs_tol=1e-6), (multi["step"], name, multi[name], one[name])
+        for name in ("tokens", "modelTokens", "pgTokens", "rows", "spans"):
+            assert multi[name] == one[name], name
     folder = blobs / "training/runs/dist/checkpoint"
     meta = json.loads((folder / "flywheel.json").read_text())
     assert meta["worldSize"] == 2 and meta["steps"] == 2

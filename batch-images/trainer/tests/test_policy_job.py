@@ -13,7 +13,9 @@ import pytest
 from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 
 from flywheel_trainer.__main__ import EXIT_BAD_INPUT, main
+from flywheel_trainer.policy.job import check_resources
 from flywheel_trainer.policy.shards import ShardDataError, collate, read_shard
+from flywheel_trainer.policy.train import TrainerConfig, TrainerConfigError
 from flywheel_trainer.policy.tiny import build_tiny_model
 
 from policy_rows import rollout_rows
@@ -211,3 +213,96 @@ def test_policy_job_trains_from_a_checkpoint_in_blobs(tmp_path, monkeypatch, cap
     monkeypatch.setenv("FLYWHEEL_BASE_MODEL", "blob:models/none")
     assert main(["policy-job"]) == EXIT_BAD_INPUT
     assert "no checkpoint files" in capsys.readouterr().err
+
+
+def _one_row(**overrides):
+    """One valid row's columns (prompt 0-1 masked, model tokens 2-5, a span on 3-4), with ``overrides``."""
+    row = {
+        "sample_id": ["s#1"], "group_id": ["g"], "input_ids": [[10, 11, 12, 13, 14, 15]], "loss_mask": [[0, 0, 1, 1, 1, 1]],
+        "behaviour_logprobs": [[0.0, 0.0, -0.5, -1.0, -0.1, -2.0]], "reward": [1.0], "has_token_ids": [True],
+        "span_starts": [[3]], "span_ends": [[5]], "span_decision_ids": [["d1"]], "span_hints": [["tools: read"]], "span_verified": [[False]],
+    }
+    row.update(overrides)
+    return row
+
+
+HOSTILE = [
+    ({"behaviour_logprobs": [[0.0, 0.0, float("nan"), -1.0, -0.1, -2.0]]}, r"behaviour_logprobs\[2\]: expected a finite"),
+    ({"behaviour_logprobs": [[0.0, 0.0, -0.5, float("-inf"), -0.1, -2.0]]}, r"behaviour_logprobs\[3\]"),
+    ({"behaviour_logprobs": [[0.0, 0.0, 0.3, -1.0, -0.1, -2.0]]}, r"behaviour_logprobs\[2\]: expected a finite log-prob ≤ 0"),
+    ({"behaviour_logprobs": [[None, 0.0, None, -1.0, -0.1, -2.0]]}, r"behaviour_logprobs\[2\]: null on a model token"),
+    ({"reward": [float("inf")]}, "reward: expected a finite number"),
+    ({"reward": [None]}, "reward"),
+    ({"input_ids": [[10, None, 12, 13, 14, 15]]}, r"input_ids\[1\]: expected an integer"),
+    ({"input_ids": [["a", "b", "c", "d", "e", "f"]]}, r"input_ids\[0\]: expected an integer"),
+    ({"input_ids": [None]}, "input_ids: null"),
+    ({"span_hints": [[None]]}, r"span_hints\[0\]: expected a string"),
+    ({"span_starts": [[2, 3]], "span_ends": [[4, 5]], "span_decision_ids": [["d1", "d2"]], "span_hints": [["a", "b"]], "span_verified": [[False, False]]}, "overlap"),
+    ({"span_starts": [[1]], "span_ends": [[3]]}, "loss_mask 0"),
+    ({"input_ids": [[]], "loss_mask": [[]], "behaviour_logprobs": [[]], "span_starts": [[]], "span_ends": [[]], "span_decision_ids": [[]], "span_hints": [[]], "span_verified": [[]]}, "empty on a row with has_token_ids"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", HOSTILE)
+def test_hostile_shards_are_bad_input_naming_row_and_column(tmp_path, overrides, message):
+    pq.write_table(pa.table(_one_row(**overrides)), tmp_path / "bad.parquet")
+    with pytest.raises(ShardDataError, match=message) as caught:
+        read_shard(tmp_path / "bad.parquet", "shard-0")
+    assert "shard-0: row 0 (s#1)" in str(caught.value)
+
+
+def test_a_builder_text_only_row_is_read_and_its_dataset_trains(tmp_path, monkeypatch):
+    # The builder's hosted-API row: has_token_ids false, empty token columns, no spans (trajectory-rows.ts).
+    empty = {"input_ids": [[]], "loss_mask": [[]], "behaviour_logprobs": [[]], "has_token_ids": [False], "span_starts": [[]], "span_ends": [[]], "span_decision_ids": [[]], "span_hints": [[]], "span_verified": [[]]}
+    pq.write_table(pa.table(_one_row(**empty)), tmp_path / "text.parquet")
+    (row,) = read_shard(tmp_path / "text.parquet")
+    assert row.input_ids == [] and not row.has_token_ids and row.spans == [] and row.reward == 1.0
+    from flywheel_trainer.policy.shards import Row
+
+    rows = rollout_rows(*build_tiny_model(seed=0), n=4) + [Row(**{**row.__dict__, "group_id": "g0"})]
+    blobs = tmp_path / "blobs"
+    key = write_dataset(blobs, rows=rows)
+    for name, value in job_env(tmp_path, key, "text", {"steps": 2, "batchSize": 2}).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("FLYWHEEL_BUCKET", raising=False)
+    assert main(["policy-job"]) == 0
+    meta = json.loads((blobs / "training/runs/text/checkpoint/flywheel.json").read_text())
+    assert meta["steps"] == 2 and meta["rows"] == 5
+
+
+def test_span_masks_are_anded_with_the_loss_mask():
+    from flywheel_trainer.policy.shards import Row, Span
+
+    row = Row(sample_id="s", group_id="g", input_ids=[1, 2, 3, 4], loss_mask=[0, 1, 0, 1], behaviour_logprobs=[0.0] * 4, reward=0.0, has_token_ids=True, spans=[Span(1, 4, "d", "h", verified=True)])
+    batch = collate([row], pad_id=0)
+    assert batch.span_mask.tolist() == [[0, 1, 0, 1]] and batch.verified_span_mask.tolist() == [[0, 1, 0, 1]]
+
+
+def test_resources_the_machine_lacks_are_bad_input(tmp_path, monkeypatch, capsys):
+    with pytest.raises(TrainerConfigError, match="config.nodes: 2 nodes need an AWS Batch multi-node parallel job"):
+        check_resources(TrainerConfig(nodes=2), {})
+    check_resources(TrainerConfig(nodes=2), {"AWS_BATCH_JOB_NUM_NODES": "2", "AWS_BATCH_JOB_NODE_INDEX": "1"}, device_count=1)
+    with pytest.raises(TrainerConfigError, match="config.gpus: 4 GPUs asked, this machine has 2"):
+        check_resources(TrainerConfig(gpus=4), {}, device_count=2)
+    check_resources(TrainerConfig(gpus=4), {}, device_count=0)  # CPU: one process, whatever gpus says
+    # Through the job: exit 2 at once (torchrun would wait for the other node forever).
+    blobs = tmp_path / "blobs"
+    key = write_dataset(blobs)
+    for name, value in job_env(tmp_path, key, "mnp", {"steps": 1, "nodes": 2}).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("FLYWHEEL_BUCKET", raising=False)
+    monkeypatch.delenv("AWS_BATCH_JOB_NUM_NODES", raising=False)
+    assert main(["policy-job"]) == EXIT_BAD_INPUT
+    assert "AWS_BATCH_JOB_NUM_NODES" in capsys.readouterr().err
+
+
+def test_a_non_finite_loss_fails_the_job_with_exit_2(tmp_path, monkeypatch, capsys):
+    # A huge learning rate makes the weights (and the next loss) blow up: the job stops without stepping on a NaN.
+    blobs = tmp_path / "blobs"
+    key = write_dataset(blobs)
+    for name, value in job_env(tmp_path, key, "nan", {"steps": 4, "batchSize": 2, "learningRate": 1e30}).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("FLYWHEEL_BUCKET", raising=False)
+    code = main(["policy-job"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT and "not finite" in err, err

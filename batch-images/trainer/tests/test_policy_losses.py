@@ -12,6 +12,7 @@ from flywheel_trainer.policy.losses import (
     dr_grpo_advantages,
     kl_rows,
     outcome_loss,
+    rank_normaliser,
     teacher_choice_loss,
     teacher_logprobs_with_hint,
     token_logprobs,
@@ -70,6 +71,47 @@ def test_each_term_is_normalised_by_its_own_token_count():
         assert math.isclose(float(decision_loss(cur, cur, cur + 1.0, mask, clip=5.0)), -c, rel_tol=1e-6)
     # An empty mask gives 0, not NaN.
     assert float(outcome_loss(torch.ones(1, 3), torch.ones(1, 3), torch.ones(1), torch.zeros(1, 3), 2.0)) == 0.0
+
+
+def test_nan_at_masked_positions_does_not_leak_into_loss_or_gradient():
+    cur = torch.randn(2, 5, requires_grad=True)
+    mask = torch.tensor([[0, 1, 1, 0, 1], [0, 0, 1, 1, 0]])
+    beh = cur.detach().clone()
+    beh[mask == 0] = float("nan")
+    teacher = beh + 0.5
+    teacher[0, 0] = float("inf")
+    adv = torch.tensor([1.0, -1.0])
+    loss = outcome_loss(cur, beh, adv, mask, 2.0) + decision_loss(cur, beh, teacher, mask, clip=5.0, cap=2.0)
+    loss.backward()
+    assert math.isfinite(float(loss.detach())) and torch.isfinite(cur.grad).all()
+    assert torch.all(cur.grad[mask == 0] == 0)
+    rows = torch.log_softmax(torch.randn(4, 6), -1)
+    bad = rows.clone()
+    bad[0] = float("nan")  # a position off the verified spans
+    assert math.isfinite(float(teacher_choice_loss(bad, rows, torch.tensor([0, 1, 1, 0]))))
+
+
+def test_rank_normaliser_makes_the_mean_of_rank_gradients_the_single_process_gradient():
+    # Two ranks of FSDP: each rank's gradient of (local masked sum / rank_normaliser), averaged, equals the gradient of
+    # the whole batch's loss in one process — with unequal token counts per rank, where a per-rank mean would not.
+    torch.manual_seed(0)
+    cur = torch.randn(4, 6, requires_grad=True)
+    beh = cur.detach() + 0.1 * torch.randn(4, 6)
+    teacher = beh + torch.randn(4, 6)
+    mask = torch.tensor([[0, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 0], [0, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0]])
+    adv = torch.tensor([1.0, -0.5, 0.25, 2.0])
+
+    def terms(part, normaliser=None):
+        return outcome_loss(cur[part], beh[part], adv[part], mask[part], 2.0, normaliser=normaliser) + decision_loss(cur[part], beh[part], teacher[part], mask[part], 5.0, 2.0, normaliser=normaliser)
+
+    (single,) = torch.autograd.grad(terms(slice(0, 4)), cur)
+    halves = (slice(0, 2), slice(2, 4))
+    fsdp = sum(torch.autograd.grad(terms(h, rank_normaliser(mask.sum(), 2)), cur)[0] for h in halves) / 2
+    assert torch.allclose(fsdp, single, atol=1e-6)
+    # Per-rank means (the bug this guards against) differ.
+    naive = sum(torch.autograd.grad(terms(h), cur)[0] for h in halves) / 2
+    assert not torch.allclose(naive, single, atol=1e-4)
+    assert rank_normaliser(0.0, 2) == 0.5 and float(rank_normaliser(torch.tensor(6.0), 2)) == 3.0
 
 
 def test_importance_weights_are_truncated_and_detached():

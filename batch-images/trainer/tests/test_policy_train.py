@@ -8,7 +8,9 @@ import torch
 from flywheel_trainer.policy.losses import token_logprobs
 from flywheel_trainer.policy.shards import Row, collate
 from flywheel_trainer.policy.tiny import build_tiny_model
-from flywheel_trainer.policy.train import PolicyTrainer, TrainerConfig, TrainerConfigError, held_out_split
+from flywheel_trainer.policy import train as train_module
+from flywheel_trainer.policy.train import NonFiniteLossError, PolicyTrainer, TrainerConfig, TrainerConfigError, held_out_split, hint_token_ids
+from flywheel_trainer.reward_model import TrainingDataError
 
 from policy_rows import rollout_rows
 
@@ -38,8 +40,14 @@ def test_metrics_per_step():
     first = lines[0]
     # On-policy at step 1: no train–inference mismatch; the locality KL (after each step) starts small and grows.
     assert first["mismatch"] < 1e-4 and 0 <= first["localityKl"] < lines[-1]["localityKl"]
+    # `mismatch` is the first step's (before any update); `offPolicyGap` grows as training moves the policy.
+    assert all(m["mismatch"] == first["mismatch"] for m in lines) and first["offPolicyGap"] == first["mismatch"]
+    assert lines[-1]["offPolicyGap"] > first["offPolicyGap"]
     assert any("spanKl" in m and "rejectedProb" in m for m in lines)
+    for m in lines:
+        assert m.get("spanKl", 0.0) >= 0.0 and 0.0 <= m.get("rejectedProb", 0.5) <= 1.0 and m["offPolicyGap"] >= 0.0
     assert summary["rejectedProbBefore"] is not None and summary["rejectedProbAfter"] is not None
+    assert 0.0 <= summary["rejectedProbAfter"] <= 1.0
 
 
 def test_text_only_rows_never_enter_the_policy_gradient_term():
@@ -125,3 +133,91 @@ def test_training_on_a_span_moves_held_out_rows_little():
     assert span_move > 3 * held_move > 0
     assert 0 < lines[-1]["localityKl"] < 0.2
     assert summary["rejectedProbAfter"] != summary["rejectedProbBefore"]
+
+
+def test_rejected_probability_before_and_after_are_measured_on_the_same_rows():
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=8)
+    trainer = PolicyTrainer(model, tok, rows, TrainerConfig(steps=2, batch_size=2, learning_rate=3e-3))
+    # Measured at init on the fixed rows (not on step 1's batch, which holds other spans).
+    assert trainer.rejected_before == trainer.rejected_probability()
+    assert trainer.rejected_rows == [r for r in rows if r.spans]
+    summary = trainer.run()
+    assert summary["rejectedProbBefore"] == trainer.rejected_before != summary["rejectedProbAfter"]
+
+
+def test_an_empty_hint_makes_the_teacher_the_student_at_step_1(monkeypatch):
+    # With no hint the teacher's prefill is the student's: on-policy, A_t = 0 and the span KL is 0 at step 1. A
+    # teacher slice one position off would compare each span token with its neighbour's distribution.
+    monkeypatch.setattr(train_module, "hint_token_ids", lambda tokenizer, text: [])
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=4)
+    trainer = PolicyTrainer(model, tok, rows, TrainerConfig(steps=1, batch_size=4, outcome_weight=0.0, teacher_choice_weight=1.0))
+    m = trainer.step()
+    assert m["spans"] == 2 and abs(m["decision"]) < 1e-5 and 0.0 <= m["spanKl"] < 1e-5
+
+
+def test_hint_rendering_leaves_out_what_the_template_puts_before_every_conversation():
+    _, tok = build_tiny_model(seed=0)
+    assert tok.decode(hint_token_ids(tok, "use read")) == "<|user|>use read<|end|>"
+    # A template with a BOS, a default system prompt and a date header (as real ones have): none of it is in the hint.
+    tok.chat_template = (
+        "<|bos|>{% if messages[0]['role'] != 'system' %}<|system|>You are helpful. Today: 2026-12-03<|end|>{% endif %}"
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    )
+    assert tok.decode(hint_token_ids(tok, "use read")) == "<|user|>use read<|end|>"
+
+
+def test_builder_text_only_rows_count_in_their_group_and_never_enter_a_batch():
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=4, spans=False)
+    # As lib/training/datasets/trajectory-rows.ts writes a hosted-API rollout: no tokens, no spans, a reward and group.
+    text_only = Row(sample_id="hosted#1", group_id="g0", input_ids=[], loss_mask=[], behaviour_logprobs=[], reward=5.0, has_token_ids=False, task_id="t0", attempt_id="hosted")
+    trainer = PolicyTrainer(model, tok, rows + [text_only], TrainerConfig(steps=3, batch_size=8))
+    assert text_only not in trainer.rows
+    # g0 holds rows 0, 2 (reward −1 each) and the text-only row (5): the mean is 1, so each token row's advantage is −2.
+    assert trainer._advantage[id(rows[0])] == pytest.approx(-2.0) and trainer._advantage[id(rows[1])] == pytest.approx(0.0)
+    lines = trainer.run()
+    assert lines["last"]["rows"] == 8 and all(r is not text_only for s in range(3) for r in trainer.batch_rows(s))
+    with pytest.raises(TrainingDataError, match="no rows with tokens"):
+        PolicyTrainer(model, tok, [text_only], TrainerConfig(steps=1))
+
+
+def test_a_non_finite_loss_takes_no_step_and_fails_the_run():
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=2, spans=False)
+    t = rows[0].loss_mask.index(1)
+    rows[0].behaviour_logprobs[t] = float("nan")  # on a model token: the importance weight is NaN
+    trainer = PolicyTrainer(model, tok, rows, TrainerConfig(steps=1, batch_size=2))
+    before = _weights(trainer)
+    with pytest.raises(NonFiniteLossError, match="not finite"):
+        trainer.step()
+    after = _weights(trainer)
+    assert trainer.step_count == 0 and all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_a_row_and_its_hint_longer_than_the_context_is_bad_input():
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=2)
+    model.config.max_position_embeddings = len(rows[0].input_ids) + 3  # the row fits, the row plus its hint does not
+    with pytest.raises(TrainingDataError, match="exceed the model's context"):
+        PolicyTrainer(model, tok, rows, TrainerConfig(steps=1))
+
+
+def test_resume_refuses_a_state_saved_with_another_config(tmp_path):
+    model, tok = build_tiny_model(seed=0)
+    rows = rollout_rows(model, tok, n=4)
+    config = TrainerConfig(steps=2, batch_size=2, save_every=1)
+    trainer = PolicyTrainer(model, tok, rows, config)
+    trainer.step()
+    trainer.save_state(tmp_path / "state.pt")
+    # More steps and another save interval resume; another learning rate does not.
+    resumed = PolicyTrainer(*build_tiny_model(seed=0), rows, TrainerConfig(steps=5, batch_size=2, save_every=3))
+    resumed.load_state(tmp_path / "state.pt")
+    assert resumed.step_count == 1 and resumed.initial_mismatch == trainer.initial_mismatch
+    other = PolicyTrainer(*build_tiny_model(seed=0), rows, TrainerConfig(steps=2, batch_size=2, learning_rate=0.5))
+    with pytest.raises(TrainingDataError, match="config.learningRate"):
+        other.load_state(tmp_path / "state.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a state")
+    with pytest.raises(TrainingDataError, match="state: unreadable"):
+        other.load_state(tmp_path / "junk.pt")

@@ -202,3 +202,57 @@ def test_the_command_line_serves_on_a_free_port(checkpoint):
         process.wait(timeout=30)
     missing = subprocess.run([sys.executable, "-m", "flywheel_trainer", "serve", "--model", str(checkpoint.parent / "absent"), "--port", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "cannot load" in missing.stderr
+
+
+def _raw_post(base, head: bytes, body: bytes = b"") -> tuple[int, dict]:
+    import http.client
+    import socket
+
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n" + head + b"\r\n" + body)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+@pytest.mark.parametrize("length", [b"-5", b"ten", b"1e3"])
+def test_a_bad_content_length_gets_400(served, length):
+    _, base = served
+    status, answer = _raw_post(base, b"content-length: " + length + b"\r\n", b"{}")
+    assert status == 400 and "content-length" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_in_the_body_get_400(served, constant):
+    _, base = served
+    raw = ('{"messages": [{"role": "user", "content": "hi"}], "temperature": %s}' % constant).encode()
+    status, answer = call(base, "/v1/chat/completions", raw=raw)
+    assert status == 400 and constant.lstrip("-") in answer["error"]["message"]
+
+
+def test_a_request_without_max_tokens_stops_at_the_cap(checkpoint):
+    server = PolicyServer.load(str(checkpoint), "capped", max_tokens_cap=3)
+    # An end token would stop it early: with none, only the cap ends the generation.
+    server.end_ids = set()
+    answer = server.chat({"messages": [{"role": "user", "content": "hi"}], "seed": 1})
+    assert answer["usage"]["completion_tokens"] == 3 and answer["choices"][0]["finish_reason"] == "length"
+    explicit = server.chat({"messages": [{"role": "user", "content": "hi"}], "seed": 1, "max_tokens": 5})
+    assert explicit["usage"]["completion_tokens"] == 5
+
+
+def test_a_stalled_client_is_dropped_after_the_socket_timeout(checkpoint):
+    import socket
+
+    server = PolicyServer.load(str(checkpoint), "timeouts")
+    httpd = make_http_server(server, "127.0.0.1", 0, log=False, timeout=0.5)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(httpd.server_address[:2], timeout=20) as sock:
+            # Promises 100 bytes, sends 2: the handler's read times out and the server closes the connection.
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{}")
+            assert sock.recv(1024) == b""
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -3,7 +3,9 @@
 Alignment: every per-token tensor is indexed like ``input_ids``: position ``t`` holds ``log π(ids[t] | ids[<t])``
 (position 0 has no prediction and holds 0), the same convention as the shards' ``behaviour_logprobs``. Every loss
 term is normalised by its own token count (the tokens its mask selects in the batch), so weights compare terms, not
-sequence lengths.
+sequence lengths. Under FSDP each rank passes ``normaliser=rank_normaliser(global_count, world_size)`` instead, so the
+mean of the ranks' gradients is the whole batch's. Masked positions are selected with ``torch.where``: a NaN there
+never reaches the loss or its gradient.
 
     >>> logp = token_logprobs(model(ids).logits, ids)                      # [B, T]
     >>> adv = dr_grpo_advantages(rewards, group_ids)                       # [B]
@@ -21,6 +23,28 @@ import torch.nn.functional as F
 def _count(mask: torch.Tensor) -> torch.Tensor:
     # A term whose mask selects nothing contributes 0 (not NaN): divide by at least 1.
     return mask.sum().clamp(min=1)
+
+
+def _norm(mask: torch.Tensor, normaliser: torch.Tensor | float | None) -> torch.Tensor | float:
+    return _count(mask) if normaliser is None else normaliser
+
+
+def _keep(values: torch.Tensor, selected: torch.Tensor) -> torch.Tensor:
+    """``values`` where ``selected``, else 0: a NaN/inf at an unselected position cannot leak (``NaN · 0`` is NaN, and
+    would be in the backward pass too, so the inputs are cleaned before they meet the current log-probs)."""
+    return torch.where(selected, values, torch.zeros((), dtype=values.dtype, device=values.device))
+
+
+def rank_normaliser(global_count: torch.Tensor | float, world_size: int) -> torch.Tensor | float:
+    """The divisor of one rank's masked sum so that FSDP's gradient (the MEAN of the ranks' gradients) equals the
+    single-process gradient of ``Σ_all / global_count``: ``global_count / world_size`` (at least 1/world_size, as
+    ``_count`` divides by at least 1 when nothing is selected anywhere).
+
+    @example loss = outcome_loss(logp, beh, adv, mask, cap, normaliser=rank_normaliser(all_reduced_count, 2))
+    """
+    if isinstance(global_count, torch.Tensor):
+        return global_count.clamp(min=1) / world_size
+    return max(float(global_count), 1.0) / world_size
 
 
 def aligned_logprobs(logits: torch.Tensor) -> torch.Tensor:
@@ -62,17 +86,20 @@ def importance_weights(cur_logp: torch.Tensor, beh_logp: torch.Tensor, cap: floa
     return torch.exp(cur_logp.detach() - beh_logp).clamp(max=cap)
 
 
-def outcome_loss(cur_logp: torch.Tensor, beh_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor, cap: float) -> torch.Tensor:
+def outcome_loss(cur_logp: torch.Tensor, beh_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor, cap: float, normaliser: torch.Tensor | float | None = None) -> torch.Tensor:
     """The Dr. GRPO outcome term with truncated importance correction, normalised by the mask's token count.
 
     ``loss = −Σ_t mask·w_t·A·log π_θ(t) / Σ mask`` with ``w_t = min(π_θ/π_behaviour, cap)`` (detached) and ``A`` the
-    sequence's advantage ([B], broadcast over its tokens).
+    sequence's advantage ([B], broadcast over its tokens). ``normaliser`` replaces ``Σ mask`` (several ranks:
+    ``rank_normaliser``).
 
     @example outcome_loss(logp, batch.behaviour_logprobs, dr_grpo_advantages(r, g), batch.loss_mask, cap=2.0)
     """
-    mask = mask.to(cur_logp.dtype)
+    selected = mask > 0
+    beh_logp = _keep(beh_logp, selected)
     w = importance_weights(cur_logp, beh_logp, cap)
-    return -(w * adv.to(cur_logp.dtype).unsqueeze(-1) * cur_logp * mask).sum() / _count(mask)
+    per_token = _keep(w * adv.to(cur_logp.dtype).unsqueeze(-1) * cur_logp, selected)
+    return -per_token.sum() / _norm(mask, normaliser)
 
 
 def decision_advantages(teacher_logp: torch.Tensor, beh_logp: torch.Tensor, clip: float) -> torch.Tensor:
@@ -80,7 +107,7 @@ def decision_advantages(teacher_logp: torch.Tensor, beh_logp: torch.Tensor, clip
     return (teacher_logp.detach() - beh_logp).clamp(-clip, clip)
 
 
-def decision_loss(cur_logp: torch.Tensor, beh_logp: torch.Tensor, teacher_logp: torch.Tensor, span_mask: torch.Tensor, clip: float, cap: float | None = None) -> torch.Tensor:
+def decision_loss(cur_logp: torch.Tensor, beh_logp: torch.Tensor, teacher_logp: torch.Tensor, span_mask: torch.Tensor, clip: float, cap: float | None = None, normaliser: torch.Tensor | float | None = None) -> torch.Tensor:
     """The decision-point term: ``−Σ_span w_t·A_t·log π_θ(t) / Σ span`` on the span's tokens only.
 
     ``w_t`` is the truncated importance weight (``cap``; ``None``: 1). On-policy its expected gradient is the gradient
@@ -88,13 +115,14 @@ def decision_loss(cur_logp: torch.Tensor, beh_logp: torch.Tensor, teacher_logp: 
 
     @example decision_loss(logp, beh, teacher_logprobs_with_hint(model, ids, (s, e), hint_ids), span_mask, clip=5.0)
     """
-    span_mask = span_mask.to(cur_logp.dtype)
+    selected = span_mask > 0
+    beh_logp, teacher_logp = _keep(beh_logp, selected), _keep(teacher_logp, selected)
     adv = decision_advantages(teacher_logp, beh_logp, clip)
     w = importance_weights(cur_logp, beh_logp, cap) if cap is not None else torch.ones_like(cur_logp)
-    return -(w * adv * cur_logp * span_mask).sum() / _count(span_mask)
+    return -_keep(w * adv * cur_logp, selected).sum() / _norm(span_mask, normaliser)
 
 
-def teacher_choice_loss(cur_aligned_logprobs: torch.Tensor, teacher_aligned_logprobs: torch.Tensor, span_mask: torch.Tensor) -> torch.Tensor:
+def teacher_choice_loss(cur_aligned_logprobs: torch.Tensor, teacher_aligned_logprobs: torch.Tensor, span_mask: torch.Tensor, normaliser: torch.Tensor | float | None = None) -> torch.Tensor:
     """Pulls up the teacher's own choice (its argmax token) at each span position (verified decisions only).
 
     Both inputs are aligned log-prob rows ([..., T, V], ``aligned_logprobs``); ``span_mask`` selects the verified
@@ -102,10 +130,9 @@ def teacher_choice_loss(cur_aligned_logprobs: torch.Tensor, teacher_aligned_logp
 
     @example teacher_choice_loss(aligned_logprobs(logits), teacher_rows, verified_span_mask)
     """
-    span_mask = span_mask.to(cur_aligned_logprobs.dtype)
     choice = teacher_aligned_logprobs.detach().argmax(dim=-1, keepdim=True)
     picked = cur_aligned_logprobs.gather(-1, choice).squeeze(-1)
-    return -(picked * span_mask).sum() / _count(span_mask)
+    return -_keep(picked, span_mask > 0).sum() / _norm(span_mask, normaliser)
 
 
 def insert_hint(ids: torch.Tensor, start: int, hint_ids: Sequence[int] | torch.Tensor) -> torch.Tensor:
@@ -176,8 +203,7 @@ def kl_rows(p_logprobs: torch.Tensor, q_logprobs: torch.Tensor) -> torch.Tensor:
 
 def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:
     """Mean of ``values`` where ``mask`` is set (0.0 when nothing is)."""
-    mask = mask.to(values.dtype)
-    return float((values * mask).sum() / _count(mask))
+    return float(_keep(values, mask > 0).sum() / _count(mask.to(values.dtype)))
 
 
 def mismatch(cur_logp: torch.Tensor, beh_logp: torch.Tensor, mask: torch.Tensor) -> float:

@@ -42,6 +42,11 @@ from .chat_format import parse_tool_calls, render_prompt
 from .checkpoint import load_checkpoint
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_TOKENS_CAP = 1024
+"""The completion length of a request without ``max_tokens`` (``--max-tokens-cap``): the rest of the context would let
+one request hold the model's lock for minutes on a CPU."""
+SOCKET_TIMEOUT_S = 60.0
+"""A client that stops sending (or reading) mid-request frees its handler thread after this long."""
 SAMPLING_EPS = 1e-5
 """A temperature under this is greedy (vLLM's rule): dividing logits by it would overflow."""
 
@@ -180,12 +185,13 @@ def _sample(logits: torch.Tensor, temperature: float, top_p: float, top_k: int, 
 class PolicyServer:
     """One loaded checkpoint and the chat-completions logic (no HTTP: ``make_http_server`` adds it)."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, served_model_name: str, max_model_len: int | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, served_model_name: str, max_model_len: int | None = None, max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.name = served_model_name
         config_len = getattr(model.config, "max_position_embeddings", None) or 2048
         self.max_model_len = min(max_model_len or config_len, config_len)
+        self.max_tokens_cap = max_tokens_cap
         ends: set[int] = set()
         generation_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         for ids in (generation_eos, getattr(model.config, "eos_token_id", None), tokenizer.eos_token_id):
@@ -198,10 +204,10 @@ class PolicyServer:
         self.created = int(time.time())
 
     @classmethod
-    def load(cls, directory: str, served_model_name: str | None = None, max_model_len: int | None = None) -> "PolicyServer":
+    def load(cls, directory: str, served_model_name: str | None = None, max_model_len: int | None = None, max_tokens_cap: int = DEFAULT_MAX_TOKENS_CAP) -> "PolicyServer":
         """Loads an HF checkpoint folder (``checkpoint.load_checkpoint``); the name defaults to the folder, as vLLM's."""
         model, tokenizer, _ = load_checkpoint(directory)
-        return cls(model, tokenizer, served_model_name or directory, max_model_len)
+        return cls(model, tokenizer, served_model_name or directory, max_model_len, max_tokens_cap)
 
     def models(self) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": self.name, "object": "model", "created": self.created, "owned_by": "flywheel", "max_model_len": self.max_model_len}]}
@@ -235,7 +241,7 @@ class PolicyServer:
         with self.lock:
             generated, logprobs, tops, finish, text = self._generate(
                 prompt_ids,
-                max_new=max_tokens or room,
+                max_new=max_tokens or min(room, self.max_tokens_cap),
                 temperature=1.0 if body.get("temperature") is None else float(body["temperature"]),
                 top_p=1.0 if body.get("top_p") is None else float(body["top_p"]),
                 top_k=body.get("top_k") or -1,
@@ -325,11 +331,38 @@ class PolicyServer:
         return generated, logprobs, tops, finish, text
 
 
-def make_http_server(server: PolicyServer, host: str = "127.0.0.1", port: int = 0, log: bool = True) -> ThreadingHTTPServer:
-    """A ``ThreadingHTTPServer`` for ``server`` on ``host:port`` (0: a free port; read ``httpd.server_address``)."""
+def _reject_constant(name: str) -> Any:
+    raise RequestError(f"the body is not JSON: {name} is not a JSON number", None)
+
+
+def parse_body(raw: bytes) -> Any:
+    """The request body's JSON; ``RequestError`` (400) for bytes that are not UTF-8 JSON, ``NaN`` and ``Infinity``
+    included (Python's json reads them, JSON has no such numbers)."""
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RequestError(f"the body is not JSON: {error}", None) from error
+
+
+def content_length(value: str | None) -> int:
+    """The ``Content-Length`` header as a byte count; ``RequestError`` (400) unless it is a non-negative integer."""
+    text = (value or "0").strip()
+    if not text.isdigit():
+        raise RequestError(f"content-length: expected a non-negative integer, got {value!r}", None)
+    length = int(text)
+    if length > MAX_BODY_BYTES:
+        raise RequestError(f"the body is over {MAX_BODY_BYTES} bytes", None)
+    return length
+
+
+def make_http_server(server: PolicyServer, host: str = "127.0.0.1", port: int = 0, log: bool = True, timeout: float = SOCKET_TIMEOUT_S) -> ThreadingHTTPServer:
+    """A ``ThreadingHTTPServer`` for ``server`` on ``host:port`` (0: a free port; read ``httpd.server_address``);
+    each connection's socket times out after ``timeout`` seconds without progress."""
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "flywheel-serve/1"
+        # StreamRequestHandler sets it on the socket: a stalled client cannot hold a thread forever.
+        timeout = None
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
             if log:
@@ -358,20 +391,16 @@ def make_http_server(server: PolicyServer, host: str = "127.0.0.1", port: int = 
                 self._send(404, RequestError(f"no route POST {path}", None, 404).body())
                 return
             try:
-                length = int(self.headers.get("content-length") or 0)
-                if length > MAX_BODY_BYTES:
-                    raise RequestError(f"the body is over {MAX_BODY_BYTES} bytes", None)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                    raise RequestError(f"the body is not JSON: {error}", None) from error
-                self._send(200, server.chat(body))
+                raw = self.rfile.read(content_length(self.headers.get("content-length")))
+                self._send(200, server.chat(parse_body(raw)))
             except RequestError as error:
                 self._send(error.status, error.body())
+            except TimeoutError:
+                self.close_connection = True  # the client stalled mid-body: drop it, the thread is free again
             except Exception as error:  # noqa: BLE001 (a bug of this server: 500, and the server keeps serving)
                 self._send(500, {"error": {"message": f"{type(error).__name__}: {error}", "type": "InternalServerError", "param": None, "code": 500}})
 
+    Handler.timeout = timeout
     httpd = ThreadingHTTPServer((host, port), Handler)
     httpd.daemon_threads = True
     return httpd
@@ -385,16 +414,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--served-model-name", default=None, help="the model id /v1/models lists (default: --model)")
     parser.add_argument("--max-model-len", type=int, default=None, help="context length (default and maximum: the config's max_position_embeddings)")
+    parser.add_argument("--max-tokens-cap", type=int, default=DEFAULT_MAX_TOKENS_CAP, help=f"completion tokens of a request without max_tokens (default {DEFAULT_MAX_TOKENS_CAP})")
+    parser.add_argument("--socket-timeout", type=float, default=SOCKET_TIMEOUT_S, help=f"seconds a connection may stall (default {SOCKET_TIMEOUT_S:g})")
     args = parser.parse_args(argv)
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # the job log is read by people: one line per request, not progress bars
     try:
-        server = PolicyServer.load(args.model, args.served_model_name, args.max_model_len)
+        if args.max_tokens_cap < 1:
+            raise ValueError("--max-tokens-cap: at least 1")
+        server = PolicyServer.load(args.model, args.served_model_name, args.max_model_len, args.max_tokens_cap)
     except (OSError, ValueError) as error:
         print(json.dumps({"level": "ERROR", "message": f"cannot load {args.model}: {error}"}), file=sys.stderr)
         return 2
-    httpd = make_http_server(server, args.host, args.port)
+    httpd = make_http_server(server, args.host, args.port, timeout=args.socket_timeout)
     host, port = httpd.server_address[:2]
     print(json.dumps({"message": "serving", "model": server.name, "url": f"http://{host}:{port}/v1", "port": port, "maxModelLen": server.max_model_len}), flush=True)
     try:

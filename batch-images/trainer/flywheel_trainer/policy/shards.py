@@ -8,6 +8,7 @@ columns are ``SHARD_COLUMNS``, read with pyarrow into rows and padded tensors.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,8 +91,21 @@ class Batch:
         return [r.group_id for r in self.rows]
 
 
-def _list(value: Any) -> list:
-    return list(value) if value is not None else []
+LOGPROB_TOLERANCE = 1e-4
+"""A behaviour log-prob above this is not a log-prob (samplers round a little: 0 < lp ≤ 1e-4 passes)."""
+
+
+def _int_list(value: Any, where: str, column: str) -> list[int]:
+    """A list column's value as ints; a null list or a null/non-int element is bad input naming the column."""
+    if value is None:
+        raise ShardDataError(f"{where}: {column}: null")
+    out = []
+    for k, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ShardDataError(f"{where}: {column}[{k}]: expected an integer, got {x!r}")
+        else:
+            out.append(x)
+    return out
 
 
 def parse_manifest(text: str, where: str = "manifest") -> dict[str, Any]:
@@ -111,7 +125,13 @@ def parse_manifest(text: str, where: str = "manifest") -> dict[str, Any]:
 
 
 def read_shard(path: str | Path, where: str | None = None) -> list[Row]:
-    """The rows of one Parquet shard, checked (lengths agree, spans inside the row)."""
+    """The rows of one Parquet shard, checked: lengths agree; ids are integers; behaviour log-probs finite and ≤ 0 (no
+    null on a model token); rewards finite; spans inside the row, on model tokens only, not overlapping, with a hint.
+    A text-only row (``has_token_ids`` false) may have empty token columns and no spans (the TypeScript builder's
+    form): it only counts in its group's mean reward. Anything else raises ``ShardDataError`` naming row and column.
+
+    @example rows = read_shard(Path("shard-00000.parquet"), "training/datasets/d1/shard-00000.parquet")
+    """
     where = where or str(path)
     try:
         table = pq.read_table(path)
@@ -122,41 +142,77 @@ def read_shard(path: str | Path, where: str | None = None) -> list[Row]:
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
         raise ShardDataError(f"{where}: missing columns {', '.join(missing)}")
-    data = table.to_pydict()
     n = table.num_rows
-    col = lambda name, default=None: data.get(name, [default] * n)  # noqa: E731
+
+    # Column by column (no whole-table dict of every column, unknown ones included).
+    def col(name: str) -> list:
+        return table.column(name).to_pylist() if name in table.column_names else [None] * n
+
+    sample_ids, group_ids, task_ids, attempt_ids = col("sample_id"), col("group_id"), col("task_id"), col("attempt_id")
+    input_ids, loss_masks, behaviours = col("input_ids"), col("loss_mask"), col("behaviour_logprobs")
+    rewards, has_ids = col("reward"), col("has_token_ids")
+    starts_c, ends_c, dids_c, hints_c, verified_c = col("span_starts"), col("span_ends"), col("span_decision_ids"), col("span_hints"), col("span_verified")
     rows = []
     for i in range(n):
-        ids = _list(data["input_ids"][i])
-        mask = _list(data["loss_mask"][i])
-        beh = _list(data["behaviour_logprobs"][i])
-        sample = str(data["sample_id"][i])
-        if not ids:
-            raise ShardDataError(f"{where}: row {sample}: input_ids: empty")
+        sample = str(sample_ids[i])
+        at = f"{where}: row {i} ({sample})"
+        if sample_ids[i] is None or group_ids[i] is None:
+            raise ShardDataError(f"{at}: {'sample_id' if sample_ids[i] is None else 'group_id'}: null")
+        if not isinstance(has_ids[i], bool):
+            raise ShardDataError(f"{at}: has_token_ids: expected a boolean, got {has_ids[i]!r}")
+        reward = rewards[i]
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not math.isfinite(reward):
+            raise ShardDataError(f"{at}: reward: expected a finite number, got {reward!r}")
+        ids = _int_list(input_ids[i], at, "input_ids")
+        mask = _int_list(loss_masks[i], at, "loss_mask")
+        beh = behaviours[i]
+        if beh is None:
+            raise ShardDataError(f"{at}: behaviour_logprobs: null")
+        if not ids and has_ids[i]:
+            raise ShardDataError(f"{at}: input_ids: empty on a row with has_token_ids")
         if len(mask) != len(ids) or len(beh) != len(ids):
-            raise ShardDataError(f"{where}: row {sample}: input_ids, loss_mask and behaviour_logprobs differ in length ({len(ids)}, {len(mask)}, {len(beh)})")
-        starts, ends = _list(col("span_starts")[i]), _list(col("span_ends")[i])
-        dids, hints, verified = _list(col("span_decision_ids")[i]), _list(col("span_hints")[i]), _list(col("span_verified")[i])
+            raise ShardDataError(f"{at}: input_ids, loss_mask and behaviour_logprobs differ in length ({len(ids)}, {len(mask)}, {len(beh)})")
+        if any(x not in (0, 1) for x in mask):
+            raise ShardDataError(f"{at}: loss_mask: expected 0 or 1")
+        logprobs = []
+        for t, (x, m) in enumerate(zip(beh, mask)):
+            if x is None:
+                if m:
+                    raise ShardDataError(f"{at}: behaviour_logprobs[{t}]: null on a model token (loss_mask 1)")
+                x = 0.0
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x > LOGPROB_TOLERANCE:
+                raise ShardDataError(f"{at}: behaviour_logprobs[{t}]: expected a finite log-prob ≤ 0, got {x!r}")
+            logprobs.append(min(float(x), 0.0))
+        starts, ends = _int_list(starts_c[i] or [], at, "span_starts"), _int_list(ends_c[i] or [], at, "span_ends")
+        dids, hints, verified = list(dids_c[i] or []), list(hints_c[i] or []), list(verified_c[i] or [])
         if not (len(starts) == len(ends) == len(hints)):
-            raise ShardDataError(f"{where}: row {sample}: span_starts, span_ends and span_hints differ in length")
+            raise ShardDataError(f"{at}: span_starts, span_ends and span_hints differ in length")
         spans = []
         for k, (s, e) in enumerate(zip(starts, ends)):
             if not 0 < s < e <= len(ids):
-                raise ShardDataError(f"{where}: row {sample}: span_starts/span_ends: span ({s}, {e}) outside 1..{len(ids)}")
-            spans.append(Span(int(s), int(e), str(dids[k]) if k < len(dids) else "", str(hints[k]), bool(verified[k]) if k < len(verified) else False))
-        reward = data["reward"][i]
+                raise ShardDataError(f"{at}: span_starts/span_ends: span ({s}, {e}) outside 1..{len(ids)}")
+            if not isinstance(hints[k], str):
+                raise ShardDataError(f"{at}: span_hints[{k}]: expected a string, got {hints[k]!r}")
+            if not all(mask[s:e]):
+                # A span scores the model's own tokens: one over a prompt or tool output is a builder bug.
+                raise ShardDataError(f"{at}: span_starts/span_ends: span ({s}, {e}) covers positions with loss_mask 0")
+            spans.append(Span(s, e, str(dids[k]) if k < len(dids) and dids[k] is not None else "", hints[k], bool(verified[k]) if k < len(verified) else False))
+        ordered = sorted(spans, key=lambda sp: sp.start)
+        for a, b in zip(ordered, ordered[1:]):
+            if b.start < a.end:
+                raise ShardDataError(f"{at}: span_starts/span_ends: spans ({a.start}, {a.end}) and ({b.start}, {b.end}) overlap")
         rows.append(
             Row(
                 sample_id=sample,
-                group_id=str(data["group_id"][i]),
-                input_ids=[int(x) for x in ids],
-                loss_mask=[1 if x else 0 for x in mask],
-                behaviour_logprobs=[float(x) if x is not None else 0.0 for x in beh],
-                reward=float(reward) if reward is not None else 0.0,
-                has_token_ids=bool(data["has_token_ids"][i]),
+                group_id=str(group_ids[i]),
+                input_ids=ids,
+                loss_mask=mask,
+                behaviour_logprobs=logprobs,
+                reward=float(reward),
+                has_token_ids=has_ids[i],
                 spans=spans,
-                task_id=str(col("task_id", "")[i] or ""),
-                attempt_id=str(col("attempt_id", "")[i] or ""),
+                task_id=str(task_ids[i] or ""),
+                attempt_id=str(attempt_ids[i] or ""),
             )
         )
     return rows
@@ -182,7 +238,7 @@ def read_dataset(manifest_path: str | Path, fetch: Callable[[str], Path]) -> tup
 
 
 def collate(rows: Sequence[Row], pad_id: int) -> Batch:
-    """Right-padded tensors of ``rows``. Rows without token ids get a zero ``pg_mask``: the outcome term never sees
+    """Right-padded tensors of ``rows`` (rows with token ids, or text-only rows re-tokenised; not empty ones). Rows without token ids get a zero ``pg_mask``: the outcome term never sees
     them (their ids were not the sampler's)."""
     width = max(len(r.input_ids) for r in rows)
     b = len(rows)
@@ -202,6 +258,9 @@ def collate(rows: Sequence[Row], pad_id: int) -> Batch:
             spans[i, s.start : s.end] = 1
             if s.verified:
                 verified[i, s.start : s.end] = 1
+    # Spans score model tokens only (read_shard rejects others; rows built in code are masked here too).
+    spans *= mask
+    verified *= mask
     has_ids = torch.tensor([r.has_token_ids for r in rows], dtype=torch.bool)
     return Batch(
         rows=list(rows),

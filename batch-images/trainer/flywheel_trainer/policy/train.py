@@ -28,8 +28,8 @@ from ..reward_model import TrainingDataError
 from .losses import (
     dr_grpo_advantages,
     kl_rows,
-    mismatch,
     outcome_loss,
+    rank_normaliser,
     decision_loss,
     teacher_choice_loss,
     teacher_forward,
@@ -40,11 +40,18 @@ from .shards import Row, collate
 STATE_FILE = "state.pt"
 STATE_FORMAT = "flywheel.policy-state/1"
 HELD_OUT_TOKENS = 256
-REJECTED_ROWS = 32  # rows with spans the final rejected-token probability is measured on (one forward)
+REJECTED_ROWS = 32  # rows with spans the rejected-token probability is measured on, before and after (one forward)
+RESUMABLE_CHANGES = frozenset({"steps", "saveEvery"})
+"""The config fields a resumed run may change; any other differing from the saved state's is bad input."""
 
 
 class TrainerConfigError(TrainingDataError):
     """``FLYWHEEL_TRAIN_CONFIG`` is not a TrainerConfig (bad input: exit 2); the message names the field."""
+
+
+class NonFiniteLossError(TrainingDataError):
+    """A step's loss is NaN or infinite: no optimiser step is taken and the job fails (exit 2: the run is
+    deterministic, a retry would meet the same step)."""
 
 
 # TrainerConfigSchema (lib/training/schemas.ts): camelCase JSON name → (attribute, type, default).
@@ -120,14 +127,24 @@ def _camel(attr: str) -> str:
     return next(k for k, v in _FIELDS.items() if v[0] == attr)
 
 
-def hint_token_ids(tokenizer, text: str, role: str = "user") -> list[int]:
+def hint_token_ids(tokenizer, text: str, role: str = "user", system: str = "") -> list[int]:
     """The hint's ids as the teacher reads them: a ``role`` message rendered by the tokenizer's chat template
     (``<|user|>text<|end|>`` for the tiny tokenizer), inserted inside the assistant's turn right before the decision.
+
+    The message is rendered after a ``system`` message and that rendering of ``[system]`` alone is cut off the front,
+    so what a real template puts at the start of every conversation (BOS, a default system prompt, a date header) is
+    not inside each hint: only the hint's own turn is.
 
     @example hint_token_ids(tokenizer, "The tools that exist: read_file, write_file.")
     """
     if getattr(tokenizer, "chat_template", None):
-        rendered = tokenizer.apply_chat_template([{"role": role, "content": text}], tokenize=False)
+        head = [{"role": "system", "content": system}]
+        try:
+            prefix = tokenizer.apply_chat_template(head, tokenize=False)
+            full = tokenizer.apply_chat_template(head + [{"role": role, "content": text}], tokenize=False)
+        except Exception:  # noqa: BLE001 (a template without a system role: the message alone)
+            prefix, full = "", tokenizer.apply_chat_template([{"role": role, "content": text}], tokenize=False)
+        rendered = full[len(prefix) :] if full.startswith(prefix) else tokenizer.apply_chat_template([{"role": role, "content": text}], tokenize=False)
         return tokenizer.encode(rendered, add_special_tokens=False)
     return tokenizer.encode(f"\n{text}\n", add_special_tokens=False)
 
@@ -137,7 +154,8 @@ def held_out_split(rows: Sequence[Row], count: int = 2, minimum_rows: int = 10) 
     sha256(sample_id) are held out for the locality metric (a stable choice, whatever the shard order)."""
     if len(rows) < minimum_rows:
         return list(rows), []
-    candidates = sorted((r for r in rows if not r.spans), key=lambda r: hashlib.sha256(r.sample_id.encode()).hexdigest())[:count]
+    # Only rows with tokens can be measured (a text-only row of the builder has none).
+    candidates = sorted((r for r in rows if not r.spans and r.input_ids), key=lambda r: hashlib.sha256(r.sample_id.encode()).hexdigest())[:count]
     chosen = {id(r) for r in candidates}
     return [r for r in rows if id(r) not in chosen], candidates
 
@@ -179,23 +197,33 @@ class PolicyTrainer:
     """
 
     def __init__(self, model: torch.nn.Module, tokenizer, rows: Sequence[Row], config: TrainerConfig, *, held_out: Sequence[Row] = (), world: World | None = None, device: str | torch.device = "cpu", wrap: Callable[[torch.nn.Module], torch.nn.Module] | None = None) -> None:
-        if not rows:
-            raise TrainingDataError("dataset: no rows to train on")
+        # Rows without tokens (text-only rollouts as the builder writes them) only count in their group's mean reward.
+        self.rows = [r for r in rows if r.input_ids]
+        if not self.rows:
+            raise TrainingDataError("dataset: no rows with tokens to train on")
         self.config = config
         self.tokenizer = tokenizer
-        self.rows = list(rows)
-        self.held_out = list(held_out)
+        self.held_out = [r for r in held_out if r.input_ids]
         self.world = world or World()
         self.device = torch.device(device)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self._hint_cache: dict[str, list[int]] = {}
         vocab = model.get_input_embeddings().num_embeddings
+        context = getattr(getattr(model, "config", None), "max_position_embeddings", None)
         for r in self.rows + self.held_out:
             if max(r.input_ids) >= vocab or min(r.input_ids) < 0:
                 raise TrainingDataError(f"input_ids: row {r.sample_id} has ids outside the model's vocabulary (0..{vocab - 1})")
-        # Advantages over each whole group in the dataset (a task's attempts in one run), not over the rows that happen
-        # to share a batch or a rank: the baseline is the group's mean reward.
-        advantages = dr_grpo_advantages(torch.tensor([r.reward for r in self.rows]), [r.group_id for r in self.rows])
-        self._advantage = {id(r): float(a) for r, a in zip(self.rows, advantages)}
+            for s in r.spans:
+                if not isinstance(s.hint, str):
+                    raise TrainingDataError(f"span_hints: row {r.sample_id}: decision {s.decision_id}: hint is not a string ({s.hint!r})")
+            longest = max((len(self._hint(s.hint)) for s in r.spans), default=0)
+            if context and len(r.input_ids) + longest > context:
+                raise TrainingDataError(f"input_ids: row {r.sample_id}: {len(r.input_ids)} tokens + a {longest}-token hint exceed the model's context ({context} positions)")
+        # Advantages over each whole group in the dataset (a task's attempts in one run, text-only ones included), not
+        # over the rows that happen to share a batch or a rank: the baseline is the group's mean reward.
+        every = list(rows)
+        advantages = dr_grpo_advantages(torch.tensor([r.reward for r in every], dtype=torch.float32), [r.group_id for r in every])
+        self._advantage = {id(r): float(a) for r, a in zip(every, advantages)}
         set_seed(config.seed)
         if config.lora:
             from peft import LoraConfig, get_peft_model
@@ -203,12 +231,15 @@ class PolicyTrainer:
             model = get_peft_model(model, LoraConfig(r=config.lora["rank"], lora_alpha=config.lora["alpha"], lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"))
         model.to(self.device)
         self._initial_held_out = self._held_out_rows(model) if self.held_out else None
+        # The rejected-token probability is measured on the same rows before and after (a fixed choice).
+        self.rejected_rows = [r for r in self.rows if r.spans][:REJECTED_ROWS]
+        self.rejected_before: float | None = self._rejected_probability(model, self.rejected_rows)
+        # The train–inference mismatch measured at the first step, before any update (kept in the state).
+        self.initial_mismatch: float | None = None
         self.model = wrap(model) if wrap else model
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.learning_rate, betas=(0.9, 0.999), weight_decay=0.0)
         self.step_count = 0
-        self._hint_cache: dict[str, list[int]] = {}
-        self.rejected_before: float | None = None
 
     # -- data order -------------------------------------------------------------------------------------------
     def batch_rows(self, step: int) -> list[Row]:
@@ -248,6 +279,7 @@ class PolicyTrainer:
     @torch.no_grad()
     def _held_out_rows(self, model: torch.nn.Module) -> list[torch.Tensor]:
         """Aligned log-prob rows of each held-out row's model tokens ([n_i, V])."""
+        model.eval()
         batch = collate(self.held_out, self.pad_id)
         logits = model(input_ids=batch.input_ids.to(self.device), attention_mask=batch.attention_mask.to(self.device)).logits
         out = []
@@ -268,21 +300,45 @@ class PolicyTrainer:
         return float(kls.mean()) if kls.numel() else 0.0
 
     @torch.no_grad()
-    def rejected_probability(self, rows: Sequence[Row] | None = None) -> float | None:
-        """Mean probability of each span's first token as sampled (the rejected decision) under the current model
-        (over the first ``REJECTED_ROWS`` rows with spans)."""
-        rows = [r for r in (rows if rows is not None else self.rows) if r.spans][:REJECTED_ROWS]
+    def _rejected_probability(self, model: torch.nn.Module, rows: Sequence[Row]) -> float | None:
         if not rows:
             return None
+        model.eval()
         batch = collate(rows, self.pad_id)
-        logp = token_logprobs(self.model(input_ids=batch.input_ids.to(self.device), attention_mask=batch.attention_mask.to(self.device)).logits, batch.input_ids.to(self.device))
-        self._reshard()
+        with self._autocast():
+            logits = model(input_ids=batch.input_ids.to(self.device), attention_mask=batch.attention_mask.to(self.device)).logits
+        logp = token_logprobs(logits, batch.input_ids.to(self.device))
         firsts = [float(logp[i, s.start].exp()) for i, r in enumerate(rows) for s in r.spans]
         return sum(firsts) / len(firsts)
 
+    def rejected_probability(self, rows: Sequence[Row] | None = None) -> float | None:
+        """Mean probability of each span's first token as sampled (the rejected decision) under the current model,
+        over ``rows`` (default: the fixed rows ``rejected_before`` was measured on, the first ``REJECTED_ROWS`` rows
+        with spans). Collective under FSDP: every rank calls it with the same rows."""
+        chosen = self.rejected_rows if rows is None else [r for r in rows if r.spans and r.input_ids][:REJECTED_ROWS]
+        out = self._rejected_probability(self.model, chosen)
+        self._reshard()
+        return out
+
     # -- one step ---------------------------------------------------------------------------------------------
+    def _all_reduce_sum(self, values: list[float]) -> list[float]:
+        """Sums ``values`` over the ranks (one collective; alone: unchanged)."""
+        if not self.world.distributed:
+            return values
+        import torch.distributed as dist
+
+        packed = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(packed, op=dist.ReduceOp.SUM)
+        return packed.tolist()
+
     def step(self) -> dict[str, Any]:
-        """One optimiser step; returns the metrics line (``step`` counts completed steps, from 1)."""
+        """One optimiser step; returns the metrics line (``step`` counts completed steps, from 1).
+
+        Several ranks: each term's local masked sum is divided by ``rank_normaliser`` (the all-reduced token count over
+        the world size), so FSDP's mean of the ranks' gradients is the single-process gradient of the whole batch; the
+        metrics are all-reduced, so every rank returns the whole batch's line. A non-finite loss raises
+        ``NonFiniteLossError`` on every rank before any optimiser step.
+        """
         started = time.perf_counter()
         cfg = self.config
         rows = self.batch_rows(self.step_count)
@@ -290,19 +346,18 @@ class PolicyTrainer:
         dev = self.device
         ids, attention = batch.input_ids.to(dev), batch.attention_mask.to(dev)
         beh, pg_mask, span_mask = batch.behaviour_logprobs.to(dev), batch.pg_mask.to(dev), batch.span_mask.to(dev)
-        self.model.train()
 
-        # The teacher: the same model (current weights, no gradient) with each span's hint, one padded prefill for
-        # all spans. Every rank runs exactly one (an empty request list still prefills one pad row under FSDP).
+        # The teacher: the same model (current weights, no gradient, eval mode) with each span's hint, one padded
+        # prefill for all spans. Every rank runs exactly one (an empty request list still prefills one pad row under FSDP).
+        self.model.eval()
         requests, where = [], []
         for i, r in enumerate(rows):
             for s in r.spans:
                 requests.append((ids[i, : len(r.input_ids)], (s.start, s.end), self._hint(s.hint)))
                 where.append((i, s))
-        need_rows = True
         if requests:
             with self._autocast():
-                teacher_out = teacher_forward(self.model, requests, self.pad_id, rows=need_rows)
+                teacher_out = teacher_forward(self.model, requests, self.pad_id, rows=True)
         else:
             teacher_out = []
             if self.world.distributed:
@@ -310,6 +365,7 @@ class PolicyTrainer:
                     self.model(input_ids=torch.full((1, 2), self.pad_id, dtype=torch.long, device=dev))
         self._reshard()
 
+        self.model.train()
         with self._autocast():
             logits = self.model(input_ids=ids, attention_mask=attention).logits
         cur = token_logprobs(logits, ids)
@@ -324,28 +380,51 @@ class PolicyTrainer:
             teacher_rows.append(t_rows)
             cur_rows.append(torch.log_softmax(logits[i, s.start - 1 : s.end - 1].float(), -1))
             verified_flags.extend([1.0 if s.verified else 0.0] * (s.end - s.start))
+        verified = torch.tensor(verified_flags, device=dev)
+
+        # Each term's token count over the whole batch (all ranks): its normaliser.
+        local_counts = [float(pg_mask.sum()), float(span_mask.sum()), float(verified.sum())]
+        counts = self._all_reduce_sum(local_counts)
+        ws = self.world.size
+        norms = [rank_normaliser(c, ws) for c in counts] if self.world.distributed else [None, None, None]
 
         adv = torch.tensor([self._advantage[id(r)] for r in rows], device=dev)
         terms = {
-            "outcome": outcome_loss(cur, beh, adv, pg_mask, cfg.importance_cap),
-            "decision": decision_loss(cur, beh_decision, teacher, span_mask, cfg.advantage_clip, cfg.importance_cap),
+            "outcome": outcome_loss(cur, beh, adv, pg_mask, cfg.importance_cap, normaliser=norms[0]),
+            "decision": decision_loss(cur, beh_decision, teacher, span_mask, cfg.advantage_clip, cfg.importance_cap, normaliser=norms[1]),
         }
         if cur_rows:
             cur_span = torch.cat(cur_rows)
             teacher_span = torch.cat(teacher_rows)
-            verified = torch.tensor(verified_flags, device=dev)
-            terms["teacherChoice"] = teacher_choice_loss(cur_span, teacher_span, verified)
-            span_kl = float(kl_rows(cur_span.detach(), teacher_span).mean())
+            terms["teacherChoice"] = teacher_choice_loss(cur_span, teacher_span, verified, normaliser=norms[2])
+            span_kls = kl_rows(cur_span.detach(), teacher_span)
+            span_kl_sum, span_kl_n = float(span_kls.sum()), float(span_kls.numel())
         else:
-            terms["teacherChoice"] = (logits.sum() * 0.0)
-            span_kl = None
+            terms["teacherChoice"] = logits.sum() * 0.0
+            span_kl_sum, span_kl_n = 0.0, 0.0
         weights = {"outcome": cfg.outcome_weight, "decision": cfg.decision_weight, "teacherChoice": cfg.teacher_choice_weight}
         loss = sum(weights[k] * v for k, v in terms.items())
 
         rejected = [float(cur[i, s.start].detach().exp()) for i, s in where]
-        rejected_prob = sum(rejected) / len(rejected) if rejected else None
-        if self.rejected_before is None and rejected_prob is not None and self.step_count == 0:
-            self.rejected_before = rejected_prob
+        gap = (cur.detach() - beh).abs()
+        gap_sum = float(torch.where(pg_mask > 0, gap, torch.zeros_like(gap)).sum())
+        # One collective for every metric: the terms (each rank's share of the mean), sums and counts.
+        keys = ["loss", "outcome", "decision", "teacherChoice", "gapSum", "gapN", "klSum", "klN", "rejSum", "rejN", "tokens", "modelTokens", "pgTokens", "rows", "spans"]
+        local = [float(loss.detach()), *(float(terms[k].detach()) for k in ("outcome", "decision", "teacherChoice")), gap_sum, local_counts[0], span_kl_sum, span_kl_n, sum(rejected), float(len(rejected)), float(batch.attention_mask.sum()), float(batch.loss_mask.sum()), local_counts[0], float(len(rows)), float(len(where))]
+        total = dict(zip(keys, self._all_reduce_sum(local)))
+        for k in ("loss", "outcome", "decision", "teacherChoice"):
+            total[k] /= ws  # each rank's value is its share times the world size
+
+        if not math.isfinite(total["loss"]):
+            # No update from a NaN/inf (it would poison every weight); every rank sees the same reduced value.
+            self.optimizer.zero_grad(set_to_none=True)
+            terms_text = ", ".join(f"{k}={total[k]}" for k in ("outcome", "decision", "teacherChoice"))
+            raise NonFiniteLossError(f"step {self.step_count + 1}: the loss is not finite ({terms_text}); no optimiser step taken")
+
+        # No sampler log-probs in the batch (text-only rows): nothing to compare.
+        off_policy_gap = total["gapSum"] / total["gapN"] if total["gapN"] else None
+        if self.step_count == 0 and self.initial_mismatch is None:
+            self.initial_mismatch = off_policy_gap
 
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -355,22 +434,25 @@ class PolicyTrainer:
         metrics: dict[str, Any] = {
             "step": self.step_count,
             "at": _now(),
-            "loss": float(loss.detach()),
-            "tokens": int(batch.attention_mask.sum()),
+            "loss": total["loss"],
+            "tokens": int(total["tokens"]),
             "stepSeconds": round(time.perf_counter() - started, 6),
-            "outcome": float(terms["outcome"].detach()),
-            "decision": float(terms["decision"].detach()),
-            "teacherChoice": float(terms["teacherChoice"].detach()),
-            "mismatch": mismatch(cur, beh, pg_mask),
-            "rows": len(rows),
-            "spans": len(where),
-            "modelTokens": int(batch.loss_mask.sum()),
-            "pgTokens": int(batch.pg_mask.sum()),
+            "outcome": total["outcome"],
+            "decision": total["decision"],
+            "teacherChoice": total["teacherChoice"],
+            # `mismatch`: trainer vs sampler on the same weights (the first step, before any update); `offPolicyGap`:
+            # this step's |log π_trainer − log π_behaviour|, which also holds how far training has moved the policy.
+            "mismatch": self.initial_mismatch,
+            "offPolicyGap": off_policy_gap,
+            "rows": int(total["rows"]),
+            "spans": int(total["spans"]),
+            "modelTokens": int(total["modelTokens"]),
+            "pgTokens": int(total["pgTokens"]),
         }
-        if span_kl is not None:
-            metrics["spanKl"] = span_kl
-        if rejected_prob is not None:
-            metrics["rejectedProb"] = rejected_prob
+        if total["klN"]:
+            metrics["spanKl"] = total["klSum"] / total["klN"]
+        if total["rejN"]:
+            metrics["rejectedProb"] = total["rejSum"] / total["rejN"]
         locality = self.locality_kl()
         if locality is not None:
             metrics["localityKl"] = locality
@@ -378,7 +460,7 @@ class PolicyTrainer:
             metrics["worldSize"] = self.world.size
         for key, value in list(metrics.items()):
             if isinstance(value, float) and not math.isfinite(value):
-                metrics[key] = None if key != "loss" else value
+                metrics[key] = None
         return metrics
 
     # -- state ------------------------------------------------------------------------------------------------
@@ -409,6 +491,7 @@ class PolicyTrainer:
             "optimizer": optim,
             "rng": rng,
             "rejectedBefore": self.rejected_before,
+            "initialMismatch": self.initial_mismatch,
         }
 
     def save_state(self, path: str | os.PathLike[str]) -> None:
@@ -423,9 +506,19 @@ class PolicyTrainer:
 
     def load_state(self, path: str | os.PathLike[str]) -> None:
         """Resumes from a state file: the next ``step()`` is the one the saved run would have taken."""
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        if state.get("format") != STATE_FORMAT:
+        # Tensors, numbers, strings, lists, tuples and dicts only (the RNG states included): the safe unpickler reads it.
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as error:  # noqa: BLE001 (pickle errors of every kind: not a state this trainer wrote)
+            raise TrainingDataError(f"state: unreadable ({type(error).__name__}: {error})") from error
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             raise TrainingDataError(f"state: format: expected {STATE_FORMAT!r}")
+        saved = state.get("config") or {}
+        now = self.config.to_json()
+        for key in sorted(set(saved) | set(now)):
+            # A run may be resumed to more steps, or save more or less often; anything else changes what it trains.
+            if key not in RESUMABLE_CHANGES and saved.get(key) != now.get(key):
+                raise TrainingDataError(f"state: config.{key}: the state was saved with {saved.get(key)!r}, this run has {now.get(key)!r}")
         if state["dataOrder"]["rows"] != [r.sample_id for r in self.rows] or state["dataOrder"]["seed"] != self.config.seed:
             raise TrainingDataError("state: dataOrder: the state was saved for other rows or another seed")
         if self.world.distributed:
@@ -443,6 +536,7 @@ class PolicyTrainer:
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
         self.step_count = int(state["step"])
         self.rejected_before = state.get("rejectedBefore")
+        self.initial_mismatch = state.get("initialMismatch")
 
     def plain_model(self) -> torch.nn.Module:
         """The trained model to save (LoRA merged by ``save_checkpoint``; unwrapped of FSDP by ``distributed``)."""
@@ -488,4 +582,4 @@ def train(model: torch.nn.Module, tokenizer, rows: Sequence[Row], config: Traine
     return trainer.model, summary
 
 
-__all__ = ["PolicyTrainer", "TrainerConfig", "TrainerConfigError", "World", "hint_token_ids", "held_out_split", "train"]
+__all__ = ["NonFiniteLossError", "PolicyTrainer", "TrainerConfig", "TrainerConfigError", "World", "hint_token_ids", "held_out_split", "train"]
