@@ -121,7 +121,8 @@ describe('serving a checkpoint', () => {
         category: 'evaluation',
         pool: 'gpu',
         timeoutSeconds: 240,
-        environment: { FLYWHEEL_SHARD_KEY: 'specs/s.json', FLYWHEEL_PYTHON: PYTHON },
+        // The stand-in takes a free port of its own unless the variable names one (the variable wins).
+        environment: { FLYWHEEL_SHARD_KEY: 'specs/s.json', FLYWHEEL_PYTHON: PYTHON, FLYWHEEL_VLLM_PORT: String(port) },
       });
       const done = await waitForJob(jobs, jobId, { pollMs: 100, timeoutMs: 200_000 });
       const log = (await jobs.logs(jobId)).lines.map((l) => l.message).join('\n');
