@@ -1,16 +1,27 @@
 /**
  * The training stall check, invoked by its schedule (lib/training/infra/train-state-machine.ts): every running run
- * whose heartbeat (its metrics file) is older than its `stallMinutes` gets one notice to people (logged, and posted to
- * Slack when `FLYWHEEL_SLACK_WEBHOOK_URL` is set).
+ * whose heartbeat (its `heartbeat.json`, else its metrics file) is older than its `stallMinutes` gets one notice to
+ * people (logged, and posted to Slack when `FLYWHEEL_SLACK_WEBHOOK_URL` is set), unless its job still waits for
+ * capacity (the jobs port over the GPU queue, `FLYWHEEL_TRAIN_JOB_QUEUE`); every non-terminal run whose execution is
+ * no longer running (FLYWHEEL_STATE_MACHINE_TRAIN_POLICY) is failed with one notice.
  */
+import { BatchClient } from '@aws-sdk/client-batch';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import middy from '@middy/core';
 import { awsPortsFromEnv } from '../../lib/drivers/aws/aws-ports.ts';
+import { BatchJobs } from '../../lib/drivers/aws/batch-jobs.ts';
+import { StepFunctionsWorkflows } from '../../lib/drivers/aws/step-functions-workflows.ts';
+import { ConfigurationError } from '../../lib/errors.ts';
 import { notifyOptionsFromEnv, notifyPeople, type Notice } from '../../lib/people/notify.ts';
-import { checkStalledRuns } from '../../lib/training/runs/check-stalled-runs.ts';
+import { checkStalledRuns, STALL_CHECK_JOB_QUEUE_ENV } from '../../lib/training/runs/check-stalled-runs.ts';
 import { observability } from '../observability.ts';
 
 const obs = observability('training-stall-check');
-const ports = { ...awsPortsFromEnv(), metrics: obs.metricsPort };
+const queue = process.env[STALL_CHECK_JOB_QUEUE_ENV];
+if (!queue) throw new ConfigurationError(`Missing environment variable: ${STALL_CHECK_JOB_QUEUE_ENV}`);
+// Reads only (list, describe): the trainer's jobs on the GPU queue; no definitions are submitted from here.
+const jobs = new BatchJobs(new BatchClient({}), new CloudWatchLogsClient({}), { queues: { gpu: queue, cpu: queue }, definitions: {} });
+const ports = { ...awsPortsFromEnv(), jobs, workflows: StepFunctionsWorkflows.fromEnv(), metrics: obs.metricsPort };
 const notify = (notice: Notice) => notifyPeople(notice, notifyOptionsFromEnv());
 
 export const handler = middy(async () => checkStalledRuns(ports, notify)).use(obs.middlewares);

@@ -59,6 +59,13 @@ export function formatRunTable(runs: Row[], now = Date.now()): string {
   );
 }
 
+/** The comparison with the incumbent in brief: better or not, or why it was not compared (the record's fields). */
+function comparisonOf(c: Row | undefined): string {
+  if (!c) return '';
+  if (c.compared === false) return `not compared: ${s(c.reason)}`;
+  return `${c.better === true ? 'better' : 'not better'} (${s(c.improvements)} better, ${s(c.regressions)} worse; sweep ${s(c.sweepStatus)})`;
+}
+
 /** One run's page: its state, progress, heartbeat, what it produced, and how it compared. */
 export function formatRunDetail(run: Row, now = Date.now()): string {
   const facts: Array<[string, string]> = [
@@ -71,20 +78,18 @@ export function formatRunDetail(run: Row, now = Date.now()): string {
     ['checkpoint', s(run.checkpointId)],
     ['artifact', s(run.artifactKey)],
     ['sweep', s(run.sweepId)],
-    ['comparison', s(run.comparison)],
-    ['proposal', s(run.proposal)],
+    ['comparison', comparisonOf(run.comparison as Row | undefined)],
+    ['proposal', run.proposal ? `${s((run.proposal as Row).proposalId)} (${s((run.proposal as Row).status)})` : ''],
     ['error', run.error ? `${s((run.error as Row).error)}: ${s((run.error as Row).cause)}` : ''],
+    ['stall told', s(run.stallNotifiedAt)],
+    ['execution', s(run.executionId)],
+    ['resumes', run.resumes ? s(run.resumes) : ''],
     ['created', `${s(run.createdAt)}${run.createdBy ? ` by ${s(run.createdBy)}` : ''}`],
     ['updated', s(run.updatedAt)],
-    ['ended', s(run.endedAt)],
+    ['ended', `${s(run.endedAt)}${run.stoppedBy ? ` (stopped by ${s(run.stoppedBy)})` : ''}`],
   ];
   let out = `training run ${s(run.runId)}\n`;
   for (const [k, v] of facts) if (v !== '') out += `  ${k.padEnd(11)} ${v}\n`;
-  // The workflow's states, when the run records them (one row per state entered).
-  const states = (run.states ?? run.history) as Row[] | undefined;
-  if (Array.isArray(states) && states.length > 0) {
-    out += '\n' + table(['state', 'at', 'detail'], states.map((h) => [s(h.state ?? h.status), s(h.at ?? h.enteredAt), s(h.detail ?? h.error ?? '')]));
-  }
   return out;
 }
 

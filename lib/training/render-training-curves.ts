@@ -12,6 +12,7 @@
  */
 import { textWidth } from '../shared/chart/bitmap-font.ts';
 import { Raster, type Rgb } from '../shared/chart/raster.ts';
+import { CURVE_MAX_POINTS, downsample } from './runs/read-training-curves.ts';
 import type { TrainingMetricsLine } from './schemas.ts';
 
 export const CURVE_COLORS = {
@@ -90,7 +91,8 @@ function rank(metric: string): number {
 export function curvePanels(lines: readonly TrainingMetricsLine[]): CurvesLayout {
   const byStep = new Map<number, TrainingMetricsLine>();
   for (const l of lines) byStep.set(l.step, l);
-  const ordered = [...byStep.values()].sort((a, b) => a.step - b.step);
+  // At most CURVE_MAX_POINTS steps drawn (evenly spaced, first and last kept): a panel is 360 px wide.
+  const ordered = downsample([...byStep.values()].sort((a, b) => a.step - b.step), CURVE_MAX_POINTS);
   const series = new Map<string, Array<readonly [number, number]>>();
   for (const l of ordered) {
     for (const [metric, value] of metricsOf(l)) {
@@ -105,10 +107,16 @@ export function curvePanels(lines: readonly TrainingMetricsLine[]): CurvesLayout
   const rows = Math.max(1, Math.ceil(names.length / COLUMNS));
   const panels = names.map((metric, i): CurvePanel => {
     const points = series.get(metric)!;
-    const values = points.map((p) => p[1]);
+    // A loop, not Math.min(...values): a spread of a long series overflows the call stack.
+    let min = Infinity;
+    let max = -Infinity;
+    for (const [, v] of points) {
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
     const left = (i % COLUMNS) * CELL_WIDTH + M.left;
     const top = HEADER + Math.floor(i / COLUMNS) * CELL_HEIGHT + M.top;
-    return { metric, points, left, right: left + PLOT_WIDTH, top, bottom: top + PLOT_HEIGHT, min: Math.min(...values), max: Math.max(...values) };
+    return { metric, points, left, right: left + PLOT_WIDTH, top, bottom: top + PLOT_HEIGHT, min, max };
   });
   return { width: COLUMNS * CELL_WIDTH, height: HEADER + rows * CELL_HEIGHT, panels, firstStep, lastStep };
 }

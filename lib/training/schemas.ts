@@ -278,6 +278,11 @@ export const TrainingRunSchema = z.strictObject({
   revision: z.number().int().nonnegative().optional(),
   /** Who stopped it, when stopped by a person. */
   stoppedBy: z.string().optional(),
+  /**
+   * The base as resolved when the run was requested (`resolveBase`): the trainer's base, the model family and the
+   * parent checkpoint. Kept so a base retired later still trains and registers the run it was asked for.
+   */
+  resolvedBase: z.strictObject({ trainerBase: z.string(), model: z.string(), parent: z.string().optional() }).optional(),
 });
 export type TrainingRun = z.infer<typeof TrainingRunSchema>;
 
@@ -305,6 +310,8 @@ export function trainingRunKeys(runId: string) {
     root,
     checkpoint: `${root}/checkpoint`,
     metrics: `${root}/metrics.jsonl`,
+    /** A small JSON the trainer rewrites every step (`{ step, at }`): the stall check reads it before the metrics. */
+    heartbeat: `${root}/heartbeat.json`,
     state: `${root}/state`,
     curves: `${root}/curves.png`,
   } as const;

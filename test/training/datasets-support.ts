@@ -9,6 +9,8 @@ import type { IntegrityFlag } from '../../lib/harness/integrity/integrity-flag.t
 import { trajectoryKey } from '../../lib/harness/trajectory/store-trajectory.ts';
 import { toJsonl, type AssistantLine, type StepLine, type Trajectory } from '../../lib/harness/trajectory/trajectory-schema.ts';
 import type { Ports } from '../../lib/ports/ports.ts';
+import { findSuite } from '../../lib/registry/get-suite.ts';
+import { registerSuite } from '../../lib/registry/register-suite.ts';
 import type { DatasetDecision } from '../../lib/training/datasets/trajectory-rows.ts';
 
 const AT = '2026-12-03T10:00:00.000Z';
@@ -76,11 +78,46 @@ export function scriptedTrajectory(attemptId: string, turns: Array<TurnTokens | 
   };
 }
 
-/** Stores an attempt as the harness does: its trajectory blob and its record. Returns the record. */
+export interface RegistryTask {
+  visibility: 'public' | 'private';
+  /** Omitted: the task JSON has no split. */
+  split?: 'train' | 'held-out';
+}
+
+/**
+ * Registers `suite` (its tasks as JSON under the blob prefix `suites/<suite>/`) with `visibility`, and stores the task
+ * `taskId` there with `split`: what the builder's held-out check reads.
+ */
+export async function registerTask(ports: Pick<Ports, 'records' | 'blobs'>, suite: string, taskId: string, t: RegistryTask): Promise<void> {
+  const prefix = `suites/${suite}/`;
+  const before = await findSuite(ports.records, suite);
+  const taskIds = [...new Set([...(before?.taskIds ?? []), taskId])];
+  await registerSuite({ records: ports.records, now: () => new Date(AT) }, { id: suite, visibility: t.visibility, owner: 'test', tasks: { kind: 'blobs', prefix }, taskIds });
+  const task = { id: taskId, suite, visibility: 'public', instruction: 'fix it', ...(t.split ? { split: t.split } : {}) };
+  await ports.blobs.put(`${prefix}${taskId}.json`, JSON.stringify(task));
+}
+
+/**
+ * Stores an attempt as the harness does: its trajectory blob and its record. Returns the record. Unless `registry` is
+ * `false`, its suite is registered too (default: a public suite, the task in the train split), as a dataset takes
+ * only known training tasks.
+ */
 export async function putAttempt(
   ports: Pick<Ports, 'records' | 'blobs'>,
-  a: { runId: string; taskId: string; suite: string; n: number; status: AttemptStatus; trajectory?: Trajectory; integrity?: IntegrityFlag['kind'][]; infrastructureTry?: boolean; trajectoryKey?: string },
+  a: {
+    runId: string;
+    taskId: string;
+    suite: string;
+    n: number;
+    status: AttemptStatus;
+    trajectory?: Trajectory;
+    integrity?: IntegrityFlag['kind'][];
+    infrastructureTry?: boolean;
+    trajectoryKey?: string;
+    registry?: RegistryTask | false;
+  },
 ): Promise<AttemptRecord> {
+  if (a.registry !== false) await registerTask(ports, a.suite, a.taskId, a.registry ?? { visibility: 'public', split: 'train' });
   const attemptId = a.trajectory?.header.attemptId ?? `${a.runId}.${a.taskId}.${a.n}`;
   const key = a.trajectory ? (a.trajectoryKey ?? trajectoryKey(attemptId)) : undefined;
   if (a.trajectory && key) await ports.blobs.put(key, toJsonl(a.trajectory));

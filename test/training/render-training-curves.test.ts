@@ -3,6 +3,7 @@
  * locality KL, the mismatch, tokens/s) in reading order, and each panel's plot holds the curve's pixels: not blank.
  */
 import { PNG } from 'pngjs';
+import { CURVE_MAX_POINTS } from '../../lib/training/runs/read-training-curves.ts';
 import { describe, expect, it } from 'vitest';
 import { CURVE_COLORS, curvePanels, renderTrainingCurves, TOKENS_PER_SECOND, type CurvePanel } from '../../lib/training/render-training-curves.ts';
 import type { TrainingMetricsLine } from '../../lib/training/schemas.ts';
@@ -61,6 +62,16 @@ describe('renderTrainingCurves', () => {
     const loss = layout.panels.find((p) => p.metric === 'loss')!;
     expect(loss.points.map((pt) => pt[0])).toEqual([0, 1, 2, 3, 4]);
     expect(loss.points[3]![1]).toBe(99);
+  });
+
+  it('draws a run of 300,000 steps: at most 2,000 points per panel, the first and last step kept, no stack overflow', () => {
+    const many = Array.from({ length: 300_000 }, (_, step) => ({ step, at: '2026-12-03T10:00:00Z', loss: 1 / (step + 1) }));
+    const layout = curvePanels(many);
+    const loss = layout.panels.find((p) => p.metric === 'loss')!;
+    expect(loss.points).toHaveLength(CURVE_MAX_POINTS);
+    expect([loss.points[0]![0], loss.points.at(-1)![0]]).toEqual([0, 299_999]);
+    expect([loss.min, loss.max]).toEqual([1 / 300_000, 1]);
+    expect(PNG.sync.read(renderTrainingCurves('long', many)).width).toBe(layout.width);
   });
 
   it('draws a single step as a dot, and a run with no steps as a titled empty image', () => {

@@ -19,6 +19,8 @@ import { checkpointSweepIdOf, dispatchTrainStep } from '../../lib/training/workf
 import { POLICY_JOB_ENVIRONMENT, TRAIN_SHARE_IDENTIFIER, TRAIN_STATES, TRAIN_WORKFLOW, trainDefinition } from '../../lib/training/workflow/train.asl.ts';
 import { registerCheckpoint } from '../../lib/registry/register-checkpoint.ts';
 import { trainingRunRecord } from '../../lib/training/record-codecs.ts';
+import { findCheckpoint } from '../../lib/registry/get-checkpoint.ts';
+import { comparisonRecord, sweepRecord } from '../../lib/sweeps/record-codecs.ts';
 import { startTrainingRun } from '../../lib/training/runs/training-runs.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
 import { fakeBuildDataset } from './support/train-workflow-fixture.ts';
@@ -48,7 +50,10 @@ describe('train-policy definition', () => {
     const def = trainDefinition(deployed);
     const s = def.States as Record<string, State>;
     expect(def.StartAt).toBe(TRAIN_STATES.buildDataset);
-    expect(s[TRAIN_STATES.buildDataset]!.Next).toBe(TRAIN_STATES.prepare);
+    // A run resumed after its checkpoint was registered skips training and registration.
+    expect(s[TRAIN_STATES.buildDataset]!.Next).toBe(TRAIN_STATES.alreadyRegistered);
+    expect(s[TRAIN_STATES.alreadyRegistered]).toMatchObject({ Type: 'Choice', Choices: [{ Variable: '$.dataset.registered', BooleanEquals: true, Next: TRAIN_STATES.skipToSweep }], Default: TRAIN_STATES.prepare });
+    expect(s[TRAIN_STATES.skipToSweep]).toMatchObject({ Type: 'Pass', InputPath: '$.dataset', ResultPath: '$.registered', Next: TRAIN_STATES.sweepRequested });
     expect(s[TRAIN_STATES.prepare]!.Next).toBe(TRAIN_STATES.shape);
     expect(s[TRAIN_STATES.shape]!.Choices).toEqual([{ Variable: '$.train.nodes', NumericGreaterThan: 1, Next: TRAIN_STATES.trainMultiNode }]);
     expect(s[TRAIN_STATES.shape]!.Default).toBe(TRAIN_STATES.train);
@@ -63,10 +68,11 @@ describe('train-policy definition', () => {
     expect(single.JobDefinition).toBe(deployed.trainerJobDefinition);
     expect((single.ContainerOverrides.Environment as Array<{ Name: string }>).map((e) => e.Name).sort()).toEqual(Object.values(TRAINER_JOB_ENV).sort());
     expect(single.ContainerOverrides.Environment).toContainEqual({ Name: TRAINER_JOB_ENV.metricsKey, 'Value.$': '$.train.env.metricsKey' });
+    expect(single.ContainerOverrides['ResourceRequirements.$']).toBe('$.train.resources');
     const multi = s[TRAIN_STATES.trainMultiNode]!.Parameters;
     expect(multi.JobDefinition).toBe(deployed.trainerMultiNodeJobDefinition);
     expect(multi.ContainerOverrides).toBeUndefined();
-    expect(multi.NodeOverrides).toMatchObject({ 'NumNodes.$': '$.train.nodes', NodePropertyOverrides: [{ TargetNodes: '0:', ContainerOverrides: { Environment: single.ContainerOverrides.Environment } }] });
+    expect(multi.NodeOverrides).toMatchObject({ 'NumNodes.$': '$.train.nodes', NodePropertyOverrides: [{ TargetNodes: '0:', ContainerOverrides: { Environment: single.ContainerOverrides.Environment, 'ResourceRequirements.$': '$.train.resources' } }] });
     expect(Object.keys(POLICY_JOB_ENVIRONMENT).sort()).toEqual(Object.values(TRAINER_JOB_ENV).sort());
     // Without a multi-node definition the one definition serves both.
     expect((trainDefinition(localTrainArns()).States[TRAIN_STATES.trainMultiNode] as State).Parameters.JobDefinition).toBe(localTrainArns().trainerJobDefinition);
@@ -79,10 +85,11 @@ describe('train-policy definition', () => {
     expect(s[TRAIN_STATES.shouldPropose]!.Choices[0].Next).toBe(TRAIN_STATES.propose);
     expect(s[TRAIN_STATES.propose]!.Next).toBe(TRAIN_STATES.finish);
     expect(s[TRAIN_STATES.finish]!.Next).toBe(TRAIN_STATES.succeeded);
-    // Every Task but RecordFailure sends any error to RecordFailure, which ends in Fail.
+    // Every Task but RecordFailure sends any error to RecordFailure, which ends in Fail; RecordFailure's own failure
+    // (after its retries) goes to Fail too, leaving the run to the scheduled check.
     for (const [name, state] of Object.entries(s)) {
       if (state.Type !== 'Task') continue;
-      if (name === TRAIN_STATES.failure) expect(state.Catch).toBeUndefined();
+      if (name === TRAIN_STATES.failure) expect(state.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failureError', Next: TRAIN_STATES.failed }]);
       else expect(state.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: TRAIN_STATES.failure }]);
       expect(typeof state.TimeoutSeconds).toBe('number');
     }
@@ -137,11 +144,20 @@ describe('dispatchTrainStep', () => {
     try {
       const workflows = { start: async () => ({ executionId: 'x' }), describe: async () => ({}) as never, stop: async () => undefined };
       await registerCheckpoint(ports, { id: 'coder:1', model: 'coder', artifactKey: 'models/coder-1', serving: { kind: 'vllm' }, sweep: false });
-      await startTrainingRun({ ...ports, workflows }, { runId: 'mn', base: 'coder:1', dataset: {}, trainer: { steps: 5, nodes: 2, gpus: 8 } });
+      await startTrainingRun({ ...ports, workflows }, { runId: 'mn', base: 'coder:1', dataset: { runs: ['e1'] }, trainer: { steps: 5, nodes: 2, gpus: 8 } });
       const stepPorts = { ...ports, buildDataset: fakeBuildDataset([]) };
-      expect(await dispatchTrainStep(stepPorts, { step: 'build-dataset', input: { runId: 'mn' } })).toEqual({ datasetId: 'mn', datasetKey: 'training/datasets/mn/manifest.json' });
-      const multi = (await dispatchTrainStep({ ...stepPorts, settings: { multiNode: true } }, { step: 'prepare-train', input: { runId: 'mn' } })) as { jobName: string; nodes: number; env: Record<string, string> };
+      expect(await dispatchTrainStep(stepPorts, { step: 'build-dataset', input: { runId: 'mn' } })).toEqual({ datasetId: 'mn', datasetKey: 'training/datasets/mn/manifest.json', registered: false, sweep: true });
+      // The base was resolved at request time: retiring the base checkpoint later does not break the run.
+      await ports.records.put({ ...(await ports.records.get('CHECKPOINT#coder:1', 'CHECKPOINT'))!, status: 'retired' });
+      await expect(startTrainingRun({ ...ports, workflows }, { runId: 'late', base: 'coder:1', dataset: { runs: ['e1'] } })).rejects.toMatchObject({ issues: [{ path: 'base' }] });
+      const multi = (await dispatchTrainStep({ ...stepPorts, settings: { multiNode: true } }, { step: 'prepare-train', input: { runId: 'mn' } })) as { jobName: string; nodes: number; env: Record<string, string>; resources: unknown };
       expect(multi.nodes).toBe(2);
+      // Batch's ResourceRequirements per node: the run's GPUs, with their share of vCPUs and memory.
+      expect(multi.resources).toEqual([
+        { Type: 'GPU', Value: '8' },
+        { Type: 'VCPU', Value: '32' },
+        { Type: 'MEMORY', Value: String(8 * 14 * 1024) },
+      ]);
       expect(multi.jobName).toBe(policyJobName('mn'));
       expect(multi.env).toEqual({
         runId: 'mn',
@@ -159,6 +175,37 @@ describe('dispatchTrainStep', () => {
       expect(run).toMatchObject({ status: 'training', lastHeartbeatAt: expect.any(String) });
       // The trainer ended without a checkpoint folder: a failure of its own name, not a retry.
       await expect(dispatchTrainStep(stepPorts, { step: 'register-checkpoint', input: { runId: 'mn' } })).rejects.toMatchObject({ name: 'Flywheel.TrainingOutputMissing' });
+      // With its folder it registers under the base resolved at request time, retired since.
+      await ports.blobs.put('training/runs/mn/checkpoint/config.json', '{}');
+      const registeredStep = { ...stepPorts, settings: { codeVersion: 'sha-x', trainerImage: '123.dkr.ecr/trainer:latest' } };
+      expect(await dispatchTrainStep(registeredStep, { step: 'register-checkpoint', input: { runId: 'mn' } })).toEqual({ checkpointId: 'coder:mn', sweep: true });
+      const checkpoint = await findCheckpoint(ports.records, 'coder:mn');
+      expect(checkpoint).toMatchObject({ model: 'coder', parent: 'coder:1', metadata: { lineage: { codeVersion: 'sha-x', trainerImage: '123.dkr.ecr/trainer:latest' } } });
+      // A resumed run with its checkpoint registered answers `registered` (the workflow skips to its sweep).
+      expect(await dispatchTrainStep(stepPorts, { step: 'build-dataset', input: { runId: 'mn' } })).toMatchObject({ registered: true, sweep: true });
+
+      // compare-incumbent reads only a sweep that succeeded with every cell scored.
+      const sweepId = checkpointSweepIdOf('coder:mn');
+      const now = '2026-12-03T10:00:00.000Z';
+      const comparison = (suite: string, verdict: 'better' | 'not-scored') =>
+        comparisonRecord.encode({ kind: 'sweep-comparison', sweepId, checkpoint: 'coder:mn', suite, mode: 'strict', incumbent: 'coder:1', score: 0.6, incumbentScore: 0.4, difference: 0.2, ci: { low: 0.1, high: 0.3 }, paired: true, n: 50, verdict });
+      const sweep = (status: 'partial' | 'succeeded') =>
+        sweepRecord.encode({ kind: 'sweep', sweepId, trigger: 'checkpoint', requestedAt: now, checkpoints: ['coder:mn'], suites: [], modes: ['strict'], attemptsPerTask: 1, status, validatedAt: now, finishedAt: now });
+      const compare = async () => ({
+        out: await dispatchTrainStep(stepPorts, { step: 'compare-incumbent', input: { runId: 'mn' } }),
+        comparison: trainingRunRecord.decode((await ports.records.get('TRAINRUN#mn', 'RUN'))!).comparison,
+      });
+      await ports.records.put(comparison('suite-a', 'better'));
+      await ports.records.put(sweep('partial'));
+      expect(await compare()).toMatchObject({ out: { better: false, propose: false }, comparison: { compared: false, reason: `sweep ${sweepId} is partial` } });
+      await ports.records.put(sweep('succeeded'));
+      await ports.records.put(comparison('suite-b', 'not-scored'));
+      expect(await compare()).toMatchObject({ out: { better: false }, comparison: { compared: false, notScored: 1, reason: "1 of the checkpoint's cells were not scored" } });
+      await ports.records.delete(comparison('suite-b', 'not-scored').pk as string, comparison('suite-b', 'not-scored').sk as string);
+      expect(await compare()).toMatchObject({ out: { better: true, propose: true }, comparison: { compared: true, improvements: 1 } });
+      // A store error is not "no sweep": it fails the step (the state machine retries it).
+      const broken = { ...stepPorts, records: { ...ports.records, get: ports.records.get.bind(ports.records), put: ports.records.put.bind(ports.records), query: async () => Promise.reject(new Error('store down')) } };
+      await expect(dispatchTrainStep(broken as never, { step: 'compare-incumbent', input: { runId: 'mn' } })).rejects.toThrow('store down');
       // A malformed run record fails where it is read, naming the field.
       await ports.records.put({ pk: 'TRAINRUN#bad', sk: 'RUN', runId: 'bad', status: 'sleeping' });
       await expect(dispatchTrainStep(stepPorts, { step: 'build-dataset', input: { runId: 'bad' } })).rejects.toMatchObject({ name: 'Flywheel.MalformedRecord' });

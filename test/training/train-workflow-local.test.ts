@@ -55,6 +55,7 @@ describe('the training workflow, locally, with a fake trainer', () => {
       decisionCount: 1,
       rewardSpecs: { 'suite-a': { kind: 'tests' } },
       codeVersion: 'test-sha-1',
+      trainerImage: 'local:batch-images/trainer',
       steps: 4,
     });
     expect(f.ports.events.recent({ type: CHECKPOINT_REGISTERED }).map((e) => e.detail)).toEqual([expect.objectContaining({ checkpointId, sweep: true })]);
@@ -139,6 +140,59 @@ describe('the training workflow, locally, with a fake trainer', () => {
     expect(done.error).toBeUndefined();
     expect(done.comparison).toMatchObject({ better: false, regressions: 1 });
     expect(done.proposal).toBeUndefined();
+  });
+
+  it('a run resumed after registration skips training and registration, and goes on with its sweep', { timeout: 120_000 }, async () => {
+    fx = openTrainFixture(newDir());
+    const f = fx;
+    const { run } = await startTrainingRun(f.ports, request('run-r'));
+    const evaluating = await f.waitStatus('run-r', 'evaluating');
+    await stopTrainingRun(f.ports, 'run-r', 'bob');
+    const resumed = await resumeTrainingRun(f.ports, 'run-r');
+    expect(resumed.executionId).toMatch(/:train-policy:run-r-r1$/);
+    await waitFor(async () => (f.training.workflows.history(resumed.executionId!).some((e) => e.state === TRAIN_STATES.checkSweep) ? true : undefined), { what: 'the resumed run at its sweep' });
+    expect((await getTrainingRun(f.ports, 'run-r')).status).toBe('evaluating');
+    await f.finishSweep(evaluating.sweepId!, 'tiny:run-r', 'no-difference');
+    const done = await f.waitStatus('run-r', 'succeeded');
+    expect(done).toMatchObject({ checkpointId: 'tiny:run-r', resumes: 1, comparison: { compared: true, better: false } });
+    const entered = f.training.workflows.history(resumed.executionId!).filter((e) => e.type === 'StateEntered').map((e) => e.state);
+    expect(entered).toContain(TRAIN_STATES.skipToSweep);
+    for (const skipped of [TRAIN_STATES.prepare, TRAIN_STATES.train, TRAIN_STATES.register]) expect(entered).not.toContain(skipped);
+    // One dataset, one job, one registration.
+    expect(f.datasetsBuilt).toEqual(['run-r']);
+    expect((await f.ports.jobs!.list({ category: 'training' })).filter((j) => j.name === policyJobName('run-r'))).toHaveLength(1);
+    expect(f.ports.events.recent({ type: CHECKPOINT_REGISTERED })).toHaveLength(1);
+    expect(run.executionId).not.toBe(resumed.executionId);
+  });
+
+  it('a sweep that never appears ends the wait: the run succeeds "not compared" and people are told why', { timeout: 120_000 }, async () => {
+    fx = openTrainFixture(newDir(), { sweepMissingSeconds: 1 });
+    const f = fx;
+    await startTrainingRun(f.ports, request('run-m'));
+    const done = await f.waitStatus('run-m', 'succeeded');
+    expect(done.comparison).toMatchObject({ sweepStatus: 'missing', compared: false, better: false, reason: expect.stringMatching(/^no sweep checkpoint-/) });
+    expect(done.proposal).toBeUndefined();
+    expect(f.notices).toHaveLength(1);
+    expect(f.notices[0]).toMatchObject({ severity: 'info', title: expect.stringMatching(/run-m succeeded/), text: expect.stringMatching(/^Not compared with the incumbent: no sweep/) });
+  });
+
+  it('the scheduled check fails a run whose execution ended under it, once, and cancels its job', { timeout: 120_000 }, async () => {
+    fx = openTrainFixture(newDir());
+    const f = fx;
+    await f.control('run-o', { holdAtStep: 1 });
+    const { run } = await startTrainingRun(f.ports, request('run-o'));
+    await f.waitStatus('run-o', 'training');
+    // The execution ends without its steps knowing (an operator, a lost RecordFailure).
+    await f.training.workflows.stop(run.executionId!, { error: 'Operator', cause: 'stopped in the console' });
+    const check = await f.training.checkStalls();
+    expect(check.orphaned).toEqual(['run-o']);
+    expect(await getTrainingRun(f.ports, 'run-o')).toMatchObject({ status: 'failed', error: { error: 'Flywheel.TrainingRunOrphaned', cause: expect.stringMatching(/is ABORTED/) } });
+    expect((await f.training.checkStalls()).orphaned).toEqual([]);
+    expect(f.notices.map((n) => [n.severity, n.title])).toEqual([['alert', 'Training run run-o failed: Flywheel.TrainingRunOrphaned']]);
+    await waitFor(
+      async () => ((await f.ports.jobs!.list({ category: 'training' })).find((j) => j.name === policyJobName('run-o'))?.status === 'FAILED' ? true : undefined),
+      { what: 'the orphaned run’s job to end' },
+    );
   });
 
   it('runs two runs at once, each its own job in the training share', { timeout: 120_000 }, async () => {

@@ -7,11 +7,13 @@
  */
 import { rmSync } from 'node:fs';
 import { Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/api/routes.ts';
 import { trainStateMachineName } from '../../lib/training/infra/grant-training-executions.ts';
 import { STALL_CHECK_RATE_MINUTES } from '../../lib/training/infra/train-state-machine.ts';
+import { STALL_CHECK_JOB_QUEUE_ENV } from '../../lib/training/runs/check-stalled-runs.ts';
 import { TRAIN_STATES, TRAIN_WORKFLOW } from '../../lib/training/workflow/train.asl.ts';
 import { nagViolations, synthFlywheel, type SynthesizedStage } from '../infra/synth-flywheel.ts';
 
@@ -43,6 +45,12 @@ describe('training infrastructure', () => {
     expect(definition).toContain(resolved(t.trainer.single.jobDefinitionArn).slice(1, -1));
     expect(definition).toContain(resolved(t.trainer.multiNode.jobDefinitionArn).slice(1, -1));
     expect(definition).toContain(resolved(t.step.fn.functionArn).slice(1, -1));
+    // The run's GPUs, vCPUs and memory from prepare-train, for both job shapes.
+    expect(definition.split('ResourceRequirements.$').length - 1).toBe(2);
+    // The lineage's code version (the synthesizing checkout's) and trainer image reach the step function.
+    const stepEnv = JSON.stringify(Stack.of(t).resolve((t.step.fn.node.defaultChild as CfnFunction).environment));
+    expect(stepEnv).toMatch(/"FLYWHEEL_CODE_VERSION":"[^"]+"/);
+    expect(stepEnv).toContain('FLYWHEEL_TRAINER_IMAGE');
     workflows.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       StateMachineName: trainStateMachineName({ stage: 'dev' }),
       StateMachineType: 'STANDARD',
@@ -68,7 +76,8 @@ describe('training infrastructure', () => {
       NodeProperties: Match.objectLike({
         MainNode: 0,
         NumNodes: 2,
-        NodeRangeProperties: [Match.objectLike({ TargetNodes: '0:1', Container: Match.objectLike({ Privileged: false }) })],
+        // Open-ended (`0:`): a run's `NumNodes` override of any size fits the one node range.
+        NodeRangeProperties: [Match.objectLike({ TargetNodes: '0:', Container: Match.objectLike({ Privileged: false }) })],
       }),
     });
     // The trainer image is the one repository the judge derivation's trainer pushes to: no new repository.
@@ -87,6 +96,12 @@ describe('training infrastructure', () => {
     });
     const stallFunctions = workflows.findResources('AWS::Lambda::Function', { Properties: { Description: Match.stringLikeRegexp('training runs whose heartbeat stopped') } });
     expect(Object.keys(stallFunctions)).toHaveLength(1);
+    // Its jobs port (the GPU queue: waiting jobs are not stalls) and the training executions it describes.
+    const stallEnv = JSON.stringify((Object.values(stallFunctions)[0] as { Properties: { Environment: unknown } }).Properties.Environment);
+    expect(stallEnv).toContain(STALL_CHECK_JOB_QUEUE_ENV);
+    expect(stallEnv).toContain('FLYWHEEL_STATE_MACHINE_TRAIN_POLICY');
+    const stallPolicy = JSON.stringify(Object.entries(workflows.findResources('AWS::IAM::Policy')).filter(([id]) => id.startsWith('TrainingStallCheck')));
+    for (const action of ['batch:ListJobs', 'batch:DescribeJobs', 'states:DescribeExecution']) expect(stallPolicy).toContain(action);
     const alarms = Object.values(workflows.findResources('AWS::CloudWatch::Alarm')).map((a) => JSON.stringify(a));
     const training = alarms.filter((a) => a.includes("training run's execution"));
     expect(training.filter((a) => a.includes('ExecutionsFailed'))).toHaveLength(1);

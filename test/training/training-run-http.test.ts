@@ -14,6 +14,7 @@ import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
 import { ErrorNames } from '../../lib/errors.ts';
+import { formatRunDetail } from '../../lib/cli/train.ts';
 import { curvePanels } from '../../lib/training/render-training-curves.ts';
 import { createRun } from '../../lib/training/runs/run-store.ts';
 import { TERMINAL_TRAINING_RUN_STATUSES, TrainingRunInputSchema, trainingRunKeys, type TrainingMetricsLine, type TrainingRun, type TrainingRunStatus } from '../../lib/training/schemas.ts';
@@ -104,6 +105,10 @@ describe('training runs over HTTP', () => {
       const bad = await call('POST', '/v1/training-runs', { dataset: {}, trainer: { steps: 0 } });
       expect(bad.status).toBe(400);
       expect(bad.body.issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['base', 'trainer.steps']));
+      // A dataset that selects nothing trains on nothing: refused at the door, naming it.
+      const empty = await call('POST', '/v1/training-runs', { base: 'tiny:0', dataset: {} });
+      expect(empty.status).toBe(400);
+      expect(empty.body.issues).toEqual([expect.objectContaining({ path: 'dataset' })]);
 
       const { key: readKey } = await createApiKey(rt.side.records, { tenant: 'default', scopes: 'read' }, new Date());
       const asReader = (method: string, path: string) => fetch(`${runtime.url}${path}`, { method, headers: { 'x-api-key': readKey } });
@@ -197,4 +202,28 @@ describe('training runs over HTTP', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+});
+
+describe('formatRunDetail', () => {
+  it("shows the record's own fields: execution, resumes, who stopped it, the comparison in brief, the proposal", () => {
+    const run = seededRun('run-d', 'stopped', 0, {
+      executionId: 'arn:exec:train-policy:run-d-r1',
+      resumes: 1,
+      stoppedBy: 'bob',
+      endedAt: '2026-12-01T11:00:00.000Z',
+      stallNotifiedAt: '2026-12-01T10:40:00.000Z',
+      comparison: { compared: false, reason: 'sweep sw-1 is partial' },
+      proposal: { proposalId: 'exp-1', status: 'proposed' },
+    });
+    const text = formatRunDetail(run as unknown as Record<string, unknown>, Date.parse('2026-12-01T12:00:00Z'));
+    expect(text).toMatch(/execution\s+arn:exec:train-policy:run-d-r1/);
+    expect(text).toMatch(/resumes\s+1/);
+    expect(text).toMatch(/ended\s+2026-12-01T11:00:00.000Z \(stopped by bob\)/);
+    expect(text).toMatch(/stall told\s+2026-12-01T10:40:00.000Z/);
+    expect(text).toMatch(/comparison\s+not compared: sweep sw-1 is partial/);
+    expect(text).toMatch(/proposal\s+exp-1 \(proposed\)/);
+    expect(formatRunDetail({ ...run, comparison: { compared: true, better: true, improvements: 2, regressions: 0, sweepStatus: 'succeeded' } } as unknown as Record<string, unknown>)).toMatch(
+      /comparison\s+better \(2 better, 0 worse; sweep succeeded\)/,
+    );
+  });
 });

@@ -77,6 +77,7 @@ export function makeGetTrainingRunHandler(ports: Ports): HttpApiHandler {
 /**
  * `GET /v1/training-runs/{runId}/curves?format=json|png`: the run's metrics lines, or their PNG (one panel per metric,
  * base64 for API Gateway, which returns it as bytes to a client that accepts `image/png`). 404 if the run is unknown.
+ * A long run answers at most `CURVE_MAX_POINTS` lines, evenly spaced with its first and last step (`readTrainingCurves`).
  */
 export function makeGetTrainingCurvesHandler(ports: Ports): ApiHandler {
   const asJson = httpApi(async (event) => {

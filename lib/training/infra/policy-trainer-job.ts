@@ -18,6 +18,8 @@ export const POLICY_TRAINER_JOB_ATTEMPTS = 3;
 export const POLICY_TRAINER_ATTEMPT_TIMEOUT_SECONDS = 24 * 3600;
 /** Nodes of the multi-node parallel definition by default; a run's `trainer.nodes` overrides it at submit time. */
 export const MULTI_NODE_DEFAULT_NODES = 2;
+/** The multi-node definition's one node range: from node 0, open-ended, so any `NumNodes` override fits it. */
+export const MULTI_NODE_TARGET_NODES = '0:';
 
 /**
  * The policy trainer's role: reads the training data (datasets, staged base checkpoints under `training/` and
@@ -57,10 +59,13 @@ export class PolicyTrainerJob extends Construct {
   readonly single: batch.EcsJobDefinition;
   readonly multiNode: batch.MultiNodeJobDefinition;
   readonly jobRole: iam.Role;
+  /** The trainer image both definitions run (repository URI and tag), for the checkpoints' lineage. */
+  readonly image: string;
 
   constructor(scope: Construct, id: string, props: PolicyTrainerJobProps) {
     super(scope, id);
     const { settings } = props;
+    this.image = props.repository.repositoryUriForTag(props.imageTag ?? 'latest');
     this.jobRole = new iam.Role(this, 'JobRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: `Flywheel ${settings.stage} policy trainer jobs: the training blobs only`,
@@ -70,7 +75,8 @@ export class PolicyTrainerJob extends Construct {
       new batch.EcsEc2ContainerDefinition(this, cid, {
         image: ecs.ContainerImage.fromEcrRepository(props.repository, props.imageTag ?? 'latest'),
         command: ['python', '-m', 'flywheel_trainer', 'policy-job'],
-        // Fits the smallest GPU instance of the pool (g6.xlarge: 4 vCPUs, 16 GiB); a run asks for more GPUs at submit.
+        // Fits the smallest GPU instance of the pool (g6.xlarge: 4 vCPUs, 16 GiB); a run asks for its GPUs, vCPUs and
+        // memory at submit (prepare-train's `resources` → ContainerOverrides.ResourceRequirements).
         cpu: 4,
         memory: Size.gibibytes(14),
         gpu: 1,
@@ -105,6 +111,9 @@ export class PolicyTrainerJob extends Construct {
       timeout: Duration.seconds(POLICY_TRAINER_ATTEMPT_TIMEOUT_SECONDS),
       propagateTags: true,
     });
+    // An open node range (`0:`), which the construct cannot write: a closed one (`0:1`) makes Batch refuse every
+    // `NumNodes` override but the default, so `trainer.nodes` could not choose the node count at submit time.
+    (this.multiNode.node.defaultChild as batch.CfnJobDefinition).addPropertyOverride('NodeProperties.NodeRangeProperties.0.TargetNodes', `${MULTI_NODE_TARGET_NODES}`);
     for (const c of [single, node]) {
       const executionPolicy = c.node.tryFindChild('ExecutionRole')?.node.tryFindChild('DefaultPolicy');
       if (executionPolicy) {

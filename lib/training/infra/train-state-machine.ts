@@ -18,8 +18,10 @@ import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
+import { STALL_CHECK_JOB_QUEUE_ENV } from '../runs/check-stalled-runs.ts';
 import { TRAINING_RUN_FINISHED, TRAINING_RUN_STALLED } from '../runs/events.ts';
-import { TRAIN_STEP_TIMEOUT_SECONDS, trainDefinition } from '../workflow/train.asl.ts';
+import { TRAIN_STEP_TIMEOUT_SECONDS, TRAIN_WORKFLOW, trainDefinition } from '../workflow/train.asl.ts';
+import { synthCodeVersion } from './code-version.ts';
 import { trainStateMachineName } from './grant-training-executions.ts';
 import { PolicyTrainerJob } from './policy-trainer-job.ts';
 
@@ -57,9 +59,15 @@ const OUTCOMES = {
  * a multi-node parallel one), the stall check every few minutes (`functions/training/stall-check.ts`: people are told
  * when a run's heartbeat, its metrics file, goes quiet), and alarms on executions that fail or time out.
  *
- * `training.run.stalled` and a failed `training.run.finished` on the bus reach the alarm topic as notices too (e-mail,
- * the stage's Slack channel). A run stopped by a person (`POST /v1/training-runs/{runId}/stop`) ends its execution as
- * aborted: no alarm, since a person did it.
+ * Who hears of a failure or a stall, by channel (each carries one kind of message; none is removed):
+ * - people, per run: the notice of the step or check that saw it (RecordFailure, the stall check's stall or orphan),
+ *   one id per failure (`training.run.finished:<run>:failed:<resumes>`), posted by `notifyPeople` (log +
+ *   `FLYWHEEL_SLACK_WEBHOOK_URL`), and the same event on the bus → `OnRunFailed`/`OnRunStalled` → the alarm topic
+ *   (e-mail subscribers, the stage's chat channel): the one path a person acts on, with the resume command.
+ * - operators, in aggregate: the `ExecutionsFailed`/`ExecutionsTimedOut` alarms (a count per 5 min, OK when it
+ *   clears) and each function's error alarm: the state of the machinery, not of one run; they name no run.
+ * A run stopped by a person (`POST /v1/training-runs/{runId}/stop`) ends its execution as aborted: no alarm, since a
+ * person did it.
  */
 export class TrainStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;
@@ -101,6 +109,9 @@ export class TrainStateMachine extends Construct {
       .writeBlobs(props.blobs, 'training/')
       .publishEvents(props.bus);
     this.step.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
+    // The checkpoints' lineage: the code that synthesized this deployment, the trainer image its jobs run.
+    this.step.fn.addEnvironment('FLYWHEEL_CODE_VERSION', synthCodeVersion());
+    this.step.fn.addEnvironment('FLYWHEEL_TRAINER_IMAGE', this.trainer.image);
     // The checkpoint.registered trigger sweeps the new checkpoint; the workflow waits on that sweep (reads its execution).
     const sweepMachineName = Arn.split(props.sweep.stateMachine.stateMachineArn, ArnFormat.COLON_RESOURCE_NAME).resourceName;
     const sweepExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${sweepMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
@@ -175,6 +186,20 @@ export class TrainStateMachine extends Construct {
       .readWriteRecords(props.records)
       .readBlobs(props.blobs)
       .publishEvents(props.bus);
+    // Jobs waiting for capacity are not stalls (ListJobs/DescribeJobs on the GPU queue); executions that ended under
+    // a non-terminal run fail it (DescribeExecution of the training executions).
+    this.stallCheck.fn.addEnvironment(STALL_CHECK_JOB_QUEUE_ENV, props.gpuJobQueueArn);
+    this.stallCheck.fn.addEnvironment(stateMachineEnvName(TRAIN_WORKFLOW), this.stateMachine.stateMachineArn);
+    this.stallCheck.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:ListJobs', 'batch:DescribeJobs'], resources: ['*'] }));
+    const trainExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.stallCheck.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: [trainExecutions] }));
+    Validations.of(this.stallCheck.role.node.findChild('DefaultPolicy')).acknowledge(
+      { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'batch:ListJobs and batch:DescribeJobs support no resource-level permission; the check reads the GPU queue only.' },
+      {
+        id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, trainExecutions)}]`,
+        reason: 'DescribeExecution of the training executions: named after run ids known only at run time.',
+      },
+    );
     this.stallCheck.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
     const schedulerRole = new iam.Role(this, 'SchedulerRole', {
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com'),

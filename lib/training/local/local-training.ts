@@ -4,7 +4,8 @@
  * child process of the local jobs driver (the job definition `trainer-policy`: `python3 -m flywheel_trainer
  * policy-job` in `batch-images/trainer/`, on CPU; the GPU queue maps to the local scheduler's `gpu` pool, whose slots
  * the runs share under the `training` category's fair share), and the heartbeat watch every minute
- * (`checkStalledRuns`; on AWS a scheduled Lambda).
+ * (`checkStalledRuns`, over these executions too: a run left non-terminal by an execution that ended is failed; on AWS
+ * a scheduled Lambda).
  *
  * @example
  * const jobs = new LocalJobs({ dataDir, definitions: { [TRAINER_POLICY_JOB_DEFINITION]: localTrainerPolicyJobDefinition() } });
@@ -115,7 +116,8 @@ export function startLocalTraining(options: LocalTrainingOptions): LocalTraining
     ...(options.sweepWorkflows ? { workflows: options.sweepWorkflows } : {}),
     ...options.steps,
     // One node locally: the local jobs driver runs no multi-node parallel jobs. A local sweep is minutes, not hours: look every 10 s.
-    settings: { multiNode: false, sweepPollSeconds: 10, codeVersion: localCodeVersion(), ...options.steps?.settings },
+    // The trainer is the checkout's own Python package (no image): its code version is the checkout's.
+    settings: { multiNode: false, sweepPollSeconds: 10, codeVersion: localCodeVersion(), trainerImage: 'local:batch-images/trainer', ...options.steps?.settings },
     notify,
   };
   const workflows = new LocalWorkflows(
@@ -135,7 +137,8 @@ export function startLocalTraining(options: LocalTrainingOptions): LocalTraining
   );
   const resumed = workflows.resumeInterrupted();
   if (resumed.length > 0) logger.info('resumed interrupted training runs', { executions: resumed });
-  const checkStalls = () => checkStalledRuns({ ...options.ports, jobs: options.jobs }, notify);
+  // With the training executions: a run whose execution ended without ending the run is failed by the check.
+  const checkStalls = () => checkStalledRuns({ ...options.ports, jobs: options.jobs, workflows }, notify);
   const every = options.stallCheckMs ?? LOCAL_STALL_CHECK_MS;
   let checking: Promise<unknown> | undefined;
   const timer =

@@ -14,6 +14,8 @@ export const TrainingRunErrorNames = {
   outputMissing: 'Flywheel.TrainingOutputMissing',
   /** The checkpoint's sweep did not end within the wait allowed. */
   sweepWaitExceeded: 'Flywheel.SweepWaitExceeded',
+  /** The scheduled check found the run non-terminal with no running execution (`checkStalledRuns`). */
+  orphaned: 'Flywheel.TrainingRunOrphaned',
   /** The execution's own end after RecordFailure (the run is `failed`, people were told). */
   runFailed: 'Flywheel.TrainingRunFailed',
 } as const;

@@ -11,6 +11,11 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json.ts';
 import { executionNameFor } from '../../shared/execution-name.ts';
 
+/** What a requested run id may be: no `/` (a blob key's path), short enough for its resumes' execution names. */
+export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,71}$/;
+/** How a resume's execution name ends (`<runId>-r<n>`): refused at the end of a run id, so names never collide. */
+export const RESUME_SUFFIX = /-r\d+$/;
+
 /** Step Functions execution names: 1–80 of these. */
 const EXECUTION_NAME = /^[A-Za-z0-9_-]{1,72}$/;
 /** Batch job names: letters, digits, `-` and `_`, at most 128. */

@@ -5,8 +5,9 @@ import type { WorkflowsPort } from '../../ports/workflows.ts';
 import { parseInput } from '../../shared/parse-input.ts';
 import { TERMINAL_TRAINING_RUN_STATUSES, TrainingRunInputSchema, type TrainingRun } from '../schemas.ts';
 import { TRAIN_WORKFLOW } from '../workflow/train.asl.ts';
+import { findCheckpoint } from '../../registry/get-checkpoint.ts';
 import { resolveBase } from './resolve-base.ts';
-import { derivedRunId, trainingExecutionName } from './run-names.ts';
+import { derivedRunId, RESUME_SUFFIX, RUN_ID, trainingExecutionName } from './run-names.ts';
 import { createRun, requireRun, SAME, updateRun } from './run-store.ts';
 
 /** The workflows port, or a `Flywheel.ConfigurationError` saying where it comes from. */
@@ -31,7 +32,9 @@ export async function startRunExecution(ports: Pick<Ports, 'records' | 'now'> & 
 
 /**
  * Starts a training run: validates the request (`TrainingRunInputSchema`; `Flywheel.ValidationError` naming each
- * field), checks the base (`tiny:<seed>`, or a registered active checkpoint with an `artifactKey`), stores the run
+ * field; a dataset that selects nothing, a run id that is not `RUN_ID` or ends like a resume `-r<n>`, a checkpoint id
+ * already registered by another run, each named), checks the base (`tiny:<seed>`, or a registered active checkpoint
+ * with an `artifactKey`, resolved once and kept on the run as `resolvedBase`), stores the run
  * (`queued`) and starts its workflow execution (`train-policy`). Idempotent on the run id: the same request again
  * answers the stored run with `created: false` (and starts its execution if a crash left it unstarted); the same id
  * with another request is refused. Without a `runId` one is derived from the request, so a client's retry is one run.
@@ -46,13 +49,29 @@ export async function startTrainingRun(
   actor?: string,
 ): Promise<{ run: TrainingRun; created: boolean }> {
   const parsed = parseInput(TrainingRunInputSchema, input, 'training run');
-  await resolveBase(ports, parsed.base);
+  const { runs, sweeps, feedback } = parsed.dataset;
+  if (runs.length === 0 && sweeps.length === 0 && !feedback) {
+    throw new ValidationError('Invalid training run: the dataset selects nothing (give runs, sweeps or feedback)', [{ path: 'dataset', message: 'select runs, sweeps or feedback' }]);
+  }
+  if (parsed.runId !== undefined) {
+    if (!RUN_ID.test(parsed.runId)) throw new ValidationError(`Invalid training run: runId ${parsed.runId}`, [{ path: 'runId', message: 'letters, digits, . _ - (no /), at most 72, starting with a letter or digit' }]);
+    // `<runId>-r<n>` names the n-th resume's execution: a run named so would collide with another run's resume.
+    if (RESUME_SUFFIX.test(parsed.runId)) throw new ValidationError(`Invalid training run: runId ${parsed.runId} ends like a resume (-r<n>)`, [{ path: 'runId', message: 'must not end in -r<digits>' }]);
+  }
+  const resolvedBase = await resolveBase(ports, parsed.base);
   requireWorkflows(ports);
   const { runId: given, ...rest } = parsed;
   const runId = given ?? derivedRunId(rest, parsed.base);
   const request = { ...parsed, runId };
+  // The checkpoint it would register must be free (or this run's own: a retry after it registered).
+  const checkpointId = parsed.checkpointId ?? `${resolvedBase.model}:${runId}`;
+  const taken = await findCheckpoint(ports.records, checkpointId);
+  if (taken && taken.trainingRun !== runId) {
+    throw new ValidationError(`Invalid training run: checkpoint ${checkpointId} is already registered`, [{ path: 'checkpointId', message: 'already registered: pick another checkpointId' }]);
+  }
   const now = ports.now().toISOString();
-  const run: TrainingRun = { runId, request, status: 'queued', createdAt: now, updatedAt: now, ...(actor ? { createdBy: actor } : {}), resumes: 0 };
+  // The base as resolved now: a base checkpoint retired later does not break this run's training or registration.
+  const run: TrainingRun = { runId, request, status: 'queued', createdAt: now, updatedAt: now, ...(actor ? { createdBy: actor } : {}), resumes: 0, resolvedBase };
   if (await createRun(ports, run)) return { run: await startRunExecution(ports, { ...run, revision: 0 }), created: true };
   const stored = await requireRun(ports, runId);
   if (!isDeepStrictEqual(stored.request, request)) {

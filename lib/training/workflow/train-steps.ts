@@ -4,7 +4,8 @@
  * the run id; each step reads the run record and writes it through `updateRun` (optimistic, so a person's stop is
  * never overwritten), and a step run again (a retry, a resumed execution) finds what it did and does it once.
  *
- * - build-dataset: the dataset of the request's selection (`buildDataset`), once per run: a resume reuses it.
+ * - build-dataset: the dataset of the request's selection (`buildDataset`), once per run: a resume reuses it. A run
+ *   resumed after its checkpoint was registered answers `registered: true` and the workflow skips to its sweep.
  * - prepare-train: the run is `training` (its heartbeat starts now); the policy job's name, nodes and environment
  *   (`TRAINER_JOB_ENV`): the base as `tiny:<n>` or `blob:<checkpoint folder>`, the trainer config, the output,
  *   metrics and state keys. The trainer resumes from the state blobs when a resumed run finds them.
@@ -12,8 +13,12 @@
  *   its artifact) with its lineage in metadata: base, dataset, decision ids, reward specifications, code version, run;
  *   the `checkpoint.registered` trigger starts its sweep (`checkpoint-<id>-<hash>`, the trigger's own id).
  * - check-sweep: whether that sweep ended (succeeded, partial or failed; or its execution ended without a record);
- *   `waitSeconds` until the next look. Past `sweepWaitSeconds` the run fails (`Flywheel.SweepWaitExceeded`).
- * - compare-incumbent: the sweep's comparisons of the checkpoint; better = better somewhere and worse nowhere.
+ *   `waitSeconds` until the next look. Past `sweepWaitSeconds` the run fails (`Flywheel.SweepWaitExceeded`). With
+ *   neither a sweep record nor an execution `sweepMissingSeconds` after registration (the trigger refused it or never
+ *   fired) the wait ends: the run succeeds "not compared" with the reason on `comparison`, and finish-run's notice
+ *   says so (a checkpoint is registered and usable; only its comparison is missing).
+ * - compare-incumbent: the sweep's comparisons of the checkpoint, only from a sweep that succeeded with no cell
+ *   `not-scored`; better = better somewhere and worse nowhere. Anything else is "not compared" (`compared: false`).
  * - propose-experiment: the proposal on the run record, `experiment.proposed`, a notice to people.
  * - finish-run: `succeeded`, a notice. record-failure: `failed` (unless stopped), the job cancelled, a notice.
  *
@@ -22,7 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ValidationError } from '../../errors.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
 import { notifyOptionsFromEnv, notifyPeople, type Notice } from '../../people/notify.ts';
 import type { JobsPort } from '../../ports/jobs.ts';
 import type { Ports } from '../../ports/ports.ts';
@@ -39,7 +44,7 @@ import { cancelRunJobs } from '../runs/run-job.ts';
 import { policyJobName } from '../runs/run-names.ts';
 import { heartbeatOf, lastMetricsLine } from '../runs/read-training-curves.ts';
 import { requireRun, SAME, updateRun } from '../runs/run-store.ts';
-import { resolveBase } from '../runs/resolve-base.ts';
+import { resolveBase, type ResolvedBase } from '../runs/resolve-base.ts';
 import { TRAIN_STEP_NAMES, type TrainStepName } from './train-step-names.ts';
 
 /** Builds a dataset (`lib/training/datasets/build-dataset.ts`): writes its shards and `datasetKeys(id).manifest`. */
@@ -58,9 +63,27 @@ export interface TrainStepSettings {
   multiNode: boolean;
   /** The code that trained (a git sha or the package version), for the checkpoint's lineage. */
   codeVersion: string;
+  /** The trainer image the policy job ran (`FLYWHEEL_TRAINER_IMAGE`: repository URI and tag), for the lineage. */
+  trainerImage?: string;
+  /**
+   * How long a registered checkpoint may have neither a sweep record nor a sweep execution before the run stops
+   * waiting (the trigger refused or never fired); default 15 min. The run then succeeds "not compared" (below).
+   */
+  sweepMissingSeconds: number;
 }
 
-export const DEFAULT_TRAIN_STEP_SETTINGS: TrainStepSettings = { sweepPollSeconds: 300, sweepWaitSeconds: 48 * 3600, multiNode: true, codeVersion: codeVersionFromEnv() };
+export const DEFAULT_TRAIN_STEP_SETTINGS: TrainStepSettings = {
+  sweepPollSeconds: 300,
+  sweepWaitSeconds: 48 * 3600,
+  multiNode: true,
+  codeVersion: codeVersionFromEnv(),
+  ...(process.env.FLYWHEEL_TRAINER_IMAGE ? { trainerImage: process.env.FLYWHEEL_TRAINER_IMAGE } : {}),
+  sweepMissingSeconds: 15 * 60,
+};
+
+/** Per GPU of a node the policy job asks Batch for this many vCPUs and MiB (the smallest GPU instance's share). */
+export const POLICY_JOB_VCPUS_PER_GPU = 4;
+export const POLICY_JOB_MEMORY_MIB_PER_GPU = 14 * 1024;
 
 export interface TrainStepPorts extends Pick<Ports, 'records' | 'blobs' | 'events' | 'now'> {
   /** record-failure cancels the run's job when it can. */
@@ -80,14 +103,30 @@ interface RunInput {
 
 /** Input and output of each step (the definition selects fields of these). */
 export interface TrainStepIo {
-  'build-dataset': [RunInput, { datasetId: string; datasetKey: string }];
-  'prepare-train': [RunInput, { jobName: string; nodes: number; env: PolicyJobEnv }];
+  'build-dataset': [RunInput, { datasetId: string; datasetKey: string; registered: boolean; sweep: boolean }];
+  'prepare-train': [RunInput, { jobName: string; nodes: number; env: PolicyJobEnv; resources: BatchResourceRequirement[] }];
   'register-checkpoint': [RunInput & { jobId?: string }, { checkpointId: string; sweep: boolean }];
   'check-sweep': [RunInput, { done: boolean; waitSeconds: number }];
   'compare-incumbent': [RunInput, { better: boolean; propose: boolean }];
   'propose-experiment': [RunInput, { proposalId: string }];
   'finish-run': [RunInput, { runId: string; status: string }];
   'record-failure': [RunInput & { error?: { Error?: string; Cause?: string } }, { runId: string; status: string }];
+}
+
+/** One of Batch's `ResourceRequirements` (the Step Functions integration's PascalCase; values are strings). */
+export interface BatchResourceRequirement {
+  Type: 'GPU' | 'VCPU' | 'MEMORY';
+  Value: string;
+}
+
+/** What the policy job asks Batch for per node: `trainer.gpus` GPUs (none when 0) with their share of vCPUs and memory. */
+export function policyJobResources(gpus: number): BatchResourceRequirement[] {
+  const per = Math.max(1, gpus);
+  return [
+    ...(gpus > 0 ? [{ Type: 'GPU' as const, Value: String(gpus) }] : []),
+    { Type: 'VCPU', Value: String(POLICY_JOB_VCPUS_PER_GPU * per) },
+    { Type: 'MEMORY', Value: String(POLICY_JOB_MEMORY_MIB_PER_GPU * per) },
+  ];
 }
 
 /** The policy job's environment by `TRAINER_JOB_ENV` field (strings: Batch's environment values). */
@@ -156,20 +195,26 @@ async function readManifest(ports: TrainStepPorts, key: string): Promise<Dataset
 
 async function buildDatasetStep(ports: TrainStepPorts, input: RunInput): Promise<TrainStepIo['build-dataset'][1]> {
   const run = await activeRun(ports, input.runId);
+  const sweep = run.request.sweep;
+  // A run resumed after its checkpoint was registered skips training and registration (SkipToSweep).
+  if (run.checkpointId) {
+    await updateActive(ports, run.runId, (r) => (sweep && r.status !== 'evaluating' ? { ...r, status: 'evaluating' } : SAME));
+    return { datasetId: run.datasetId ?? '', datasetKey: run.datasetKey ?? '', registered: true, sweep };
+  }
   // A resumed run (or a retry after the build) keeps the dataset it trained on.
-  if (run.datasetId && run.datasetKey && (await ports.blobs.get(run.datasetKey))) return { datasetId: run.datasetId, datasetKey: run.datasetKey };
+  if (run.datasetId && run.datasetKey && (await ports.blobs.get(run.datasetKey))) return { datasetId: run.datasetId, datasetKey: run.datasetKey, registered: false, sweep };
   await updateActive(ports, run.runId, (r) => ({ ...r, status: 'building-dataset' }));
   const datasetId = run.runId;
   const manifest = await (ports.buildDataset ?? buildDataset)(ports, { datasetId, selection: run.request.dataset });
   const datasetKey = datasetKeys(manifest.datasetId).manifest;
   await updateActive(ports, run.runId, (r) => ({ ...r, datasetId: manifest.datasetId, datasetKey }));
-  return { datasetId: manifest.datasetId, datasetKey };
+  return { datasetId: manifest.datasetId, datasetKey, registered: false, sweep };
 }
 
 async function prepareTrain(ports: TrainStepPorts, input: RunInput): Promise<TrainStepIo['prepare-train'][1]> {
   const run = await activeRun(ports, input.runId);
   if (!run.datasetKey) throw new ValidationError(`training run ${run.runId} has no dataset`, [{ path: 'datasetKey', message: 'build the dataset first' }]);
-  const base = await resolveBase(ports, run.request.base);
+  const base = await baseOf(ports, run);
   const now = ports.now().toISOString();
   // The heartbeat starts now: the stall check measures from here until the trainer's first metrics line.
   await updateActive(ports, run.runId, ({ stallNotifiedAt: _stall, ...r }) => ({ ...r, status: 'training', lastHeartbeatAt: now }));
@@ -178,6 +223,7 @@ async function prepareTrain(ports: TrainStepPorts, input: RunInput): Promise<Tra
   return {
     jobName: policyJobName(run.runId),
     nodes: settingsOf(ports).multiNode ? trainer.nodes : 1,
+    resources: policyJobResources(trainer.gpus),
     env: {
       runId: run.runId,
       datasetKey: run.datasetKey,
@@ -188,6 +234,12 @@ async function prepareTrain(ports: TrainStepPorts, input: RunInput): Promise<Tra
       stateKey: keys.state,
     },
   };
+}
+
+/** The base as resolved when the run was requested; a run stored before that was kept is resolved now. */
+async function baseOf(ports: TrainStepPorts, run: TrainingRun): Promise<ResolvedBase> {
+  if (run.resolvedBase) return { trainerBase: run.resolvedBase.trainerBase, model: run.resolvedBase.model, ...(run.resolvedBase.parent ? { parent: run.resolvedBase.parent } : {}) };
+  return resolveBase(ports, run.request.base);
 }
 
 /** Bytes of lineage lists kept in the checkpoint's metadata (it is bounded at 32 KiB); past it a hash stands in. */
@@ -206,7 +258,7 @@ async function registerCheckpointStep(ports: TrainStepPorts, input: TrainStepIo[
     throw new TrainingOutputMissingError(`training run ${run.runId}: the policy job ended without a checkpoint folder under ${keys.checkpoint}/`);
   }
   await updateActive(ports, run.runId, (r) => ({ ...r, status: 'registering', ...(input.jobId ? { jobId: input.jobId } : {}) }));
-  const base = await resolveBase(ports, run.request.base);
+  const base = await baseOf(ports, run);
   const manifest = run.datasetKey ? await readManifest(ports, run.datasetKey) : undefined;
   const last = await lastMetricsLine(ports, run.runId);
   const checkpointId = run.request.checkpointId ?? `${base.model}:${run.runId}`;
@@ -219,6 +271,7 @@ async function registerCheckpointStep(ports: TrainStepPorts, input: TrainStepIo[
     decisionCount: manifest?.decisions.length ?? 0,
     rewardSpecs: bounded(manifest?.rewardSpecs ?? {}),
     codeVersion: settings.codeVersion,
+    ...(settings.trainerImage ? { trainerImage: settings.trainerImage } : {}),
     trainer: run.request.trainer,
     // The trainer's `step` counts the optimiser steps done.
     ...(last ? { steps: last.step } : {}),
@@ -253,32 +306,71 @@ async function checkSweep(ports: TrainStepPorts, input: RunInput): Promise<Train
   if (!run.sweepId) throw new ValidationError(`training run ${run.runId} has no sweep`, [{ path: 'sweepId', message: 'register the checkpoint first' }]);
   const sweep = await findSweep(ports.records, run.sweepId);
   if (sweep && SWEEP_ENDED.has(sweep.status)) return { done: true, waitSeconds: 0 };
+  // `updatedAt` is the register step's (or a resume's) write: nothing else writes an evaluating run but a stop.
+  const waitedSeconds = (ports.now().getTime() - Date.parse(run.updatedAt)) / 1000;
+  let execution: { status: string } | undefined;
   if (ports.workflows) {
+    try {
+      execution = (await getSweepReport({ records: ports.records, workflows: ports.workflows }, run.sweepId)).execution;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
     // A sweep refused by validation ends its execution without a sweep record: nothing more will come.
-    const report = await getSweepReport({ records: ports.records, workflows: ports.workflows }, run.sweepId).catch(() => undefined);
-    if (report?.execution && report.execution.status !== 'RUNNING') return { done: true, waitSeconds: 0 };
+    if (execution && execution.status !== 'RUNNING') return { done: true, waitSeconds: 0 };
   }
-  // `updatedAt` is the register step's write: nothing else writes an evaluating run but a stop.
-  const waited = (ports.now().getTime() - Date.parse(run.updatedAt)) / 1000;
-  if (waited > settings.sweepWaitSeconds) {
+  if (!sweep && !execution && waitedSeconds > settings.sweepMissingSeconds) {
+    // The trigger refused the sweep or never fired: stop waiting; the run succeeds "not compared" (compare-incumbent).
+    const reason = `no sweep ${run.sweepId} (neither a record nor an execution) ${Math.floor(waitedSeconds / 60)} min after registration`;
+    await updateActive(ports, run.runId, (r) => ({ ...r, comparison: { sweepId: run.sweepId ?? null, sweepStatus: 'missing', better: false, compared: false, reason } }));
+    return { done: true, waitSeconds: 0 };
+  }
+  if (waitedSeconds > settings.sweepWaitSeconds) {
     throw new SweepWaitExceededError(`training run ${run.runId}: sweep ${run.sweepId} did not end within ${settings.sweepWaitSeconds} s`);
   }
   return { done: false, waitSeconds: settings.sweepPollSeconds };
 }
 
+/**
+ * The comparison is read only from a sweep that succeeded with every cell of the checkpoint scored: a partial or
+ * failed sweep, or a `not-scored` comparison, is recorded as not compared (no proposal on half the evidence).
+ */
 async function compareIncumbent(ports: TrainStepPorts, input: RunInput): Promise<TrainStepIo['compare-incumbent'][1]> {
   const run = await activeRun(ports, input.runId);
-  const report = run.sweepId ? await getSweepReport({ records: ports.records, ...(ports.workflows ? { workflows: ports.workflows } : {}) }, run.sweepId).catch(() => undefined) : undefined;
+  let report: Awaited<ReturnType<typeof getSweepReport>> | undefined;
+  if (run.sweepId) {
+    try {
+      report = await getSweepReport({ records: ports.records, ...(ports.workflows ? { workflows: ports.workflows } : {}) }, run.sweepId);
+    } catch (error) {
+      // Only a sweep that does not exist is "missing"; a store error is retried by the state machine.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+  }
   const rows = (report?.comparisons ?? []).filter((c) => c.checkpoint === run.checkpointId);
   const improvements = rows.filter((c) => c.verdict === 'better').length;
   const regressions = rows.filter((c) => c.verdict === 'worse').length;
-  const better = improvements > 0 && regressions === 0;
+  const notScored = rows.filter((c) => c.verdict === 'not-scored').length;
+  const sweepStatus = report?.sweep.status ?? 'missing';
+  const reason =
+    sweepStatus === 'missing'
+      ? (typeof run.comparison?.reason === 'string' ? run.comparison.reason : `no sweep ${run.sweepId ?? '(none)'}`)
+      : sweepStatus !== 'succeeded'
+        ? `sweep ${run.sweepId} is ${sweepStatus}`
+        : notScored > 0
+          ? `${notScored} of the checkpoint's cells were not scored`
+          : rows.length === 0
+            ? 'the sweep has no comparison of the checkpoint'
+            : undefined;
+  const compared = reason === undefined;
+  const better = compared && improvements > 0 && regressions === 0;
   const comparison = {
     sweepId: run.sweepId ?? null,
-    sweepStatus: report?.sweep.status ?? 'missing',
+    sweepStatus,
+    compared,
+    ...(reason ? { reason } : {}),
     better,
     improvements,
     regressions,
+    notScored,
     rows: rows.slice(0, 50).map((c) => ({ suite: c.suite, mode: c.mode, incumbent: c.incumbent, verdict: c.verdict, score: c.score, incumbentScore: c.incumbentScore, difference: c.difference, n: c.n })),
   };
   await updateActive(ports, run.runId, (r) => ({ ...r, comparison }));
@@ -321,7 +413,11 @@ async function finishRun(ports: TrainStepPorts, input: RunInput): Promise<TrainS
     id: `${TRAINING_RUN_FINISHED}:${run.runId}:succeeded:${run.resumes ?? 0}`,
     severity: 'info',
     title: `Training run ${run.runId} succeeded: ${run.checkpointId ?? 'no checkpoint'}`,
-    text: run.sweepId ? `Swept by ${run.sweepId}: ${better ? 'better than the incumbent' : 'not better than the incumbent'}${run.proposal ? '; an A/B test is proposed' : ''}.` : 'Registered without a sweep.',
+    text: !run.sweepId
+      ? 'Registered without a sweep.'
+      : run.comparison?.compared === false
+        ? `Not compared with the incumbent: ${String(run.comparison.reason ?? 'no usable sweep')}. Sweep it again (\`flywheel sweep start\`) to compare.`
+        : `Swept by ${run.sweepId}: ${better ? 'better than the incumbent' : 'not better than the incumbent'}${run.proposal ? '; an A/B test is proposed' : ''}.`,
     fields: { run: run.runId, ...(run.step !== undefined ? { steps: run.step } : {}), ...(run.checkpointId ? { checkpoint: run.checkpointId } : {}) },
   });
   return { runId: run.runId, status: run.status };

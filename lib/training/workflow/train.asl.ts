@@ -5,7 +5,8 @@
  * the payload names the step. Input: `{ runId }` (and `resume: n` for the n-th resume; the steps read the run record).
  *
  * ```
- * BuildDataset → PrepareTrain → TrainShape ─ nodes = 1 → Train           (Batch .sync, GPU queue, share `training`)
+ * BuildDataset → AlreadyRegistered ─ checkpoint registered (a resume after registration) → SkipToSweep → SweepRequested
+ *   → PrepareTrain → TrainShape ─ nodes = 1 → Train           (Batch .sync, GPU queue, share `training`)
  *                                          └ nodes > 1 → TrainMultiNode  (the same, NodeOverrides: a multi-node parallel job)
  *   → RegisterCheckpoint (lineage; the checkpoint.registered trigger starts its sweep)
  *   → SweepRequested ─ no → FinishRun
@@ -13,6 +14,8 @@
  *   → ShouldPropose ─ better → ProposeExperiment → FinishRun → Succeed
  *                   └ otherwise → FinishRun
  * any error (after its retries) → RecordFailure (run failed, people told, job cancelled) → Failed
+ * RecordFailure failing after its retries → Failed too (its Catch); the scheduled check (`checkStalledRuns`) then
+ * finds the run non-terminal with no running execution, fails it and tells people.
  * ```
  */
 import { noRetry, retrier, type AslDefinition, type AslState, type Json } from '../../shared/asl.ts';
@@ -59,6 +62,8 @@ export const POLICY_JOB_ENVIRONMENT = Object.fromEntries(Object.entries(TRAINER_
 
 export const TRAIN_STATES = {
   buildDataset: 'BuildDataset',
+  alreadyRegistered: 'AlreadyRegistered',
+  skipToSweep: 'SkipToSweep',
   prepare: 'PrepareTrain',
   shape: 'TrainShape',
   train: 'Train',
@@ -93,8 +98,8 @@ export function trainDefinition(arns: TrainDefinitionArns): AslDefinition {
     Parameters: { FunctionName: arns.stepFunction, Payload: { step: name, input } },
     TimeoutSeconds: TRAIN_STEP_TIMEOUT_SECONDS,
     Retry: [retrier(TRAIN_STEP_ERRORS, retry)],
-    // RecordFailure catches nothing: if recording the failure fails after its retries, the execution fails as it is.
-    ...(name === 'record-failure' ? {} : { Catch: catchAll }),
+    // RecordFailure's own failure goes straight to Failed (best effort: the scheduled check fails the run later).
+    Catch: name === 'record-failure' ? [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failureError', Next: TRAIN_STATES.failed }] : catchAll,
     ...extra,
   });
   const run = { 'runId.$': '$.runId' };
@@ -112,8 +117,8 @@ export function trainDefinition(arns: TrainDefinitionArns): AslDefinition {
       JobDefinition: multiNode ? (arns.trainerMultiNodeJobDefinition ?? arns.trainerJobDefinition) : arns.trainerJobDefinition,
       ShareIdentifier: TRAIN_SHARE_IDENTIFIER,
       ...(multiNode
-        ? { NodeOverrides: { 'NumNodes.$': '$.train.nodes', NodePropertyOverrides: [{ TargetNodes: '0:', ContainerOverrides: { Environment: environment } }] } }
-        : { ContainerOverrides: { Environment: environment } }),
+        ? { NodeOverrides: { 'NumNodes.$': '$.train.nodes', NodePropertyOverrides: [{ TargetNodes: '0:', ContainerOverrides: { Environment: environment, 'ResourceRequirements.$': '$.train.resources' } }] } }
+        : { ContainerOverrides: { Environment: environment, 'ResourceRequirements.$': '$.train.resources' } }),
     },
     TimeoutSeconds: POLICY_JOB_TIMEOUT_SECONDS,
     ResultSelector: { 'jobId.$': '$.JobId', 'status.$': '$.Status' },
@@ -124,8 +129,20 @@ export function trainDefinition(arns: TrainDefinitionArns): AslDefinition {
     Next: TRAIN_STATES.register,
   });
   const states: Record<string, AslState> = {
-    [TRAIN_STATES.buildDataset]: step('build-dataset', run, { ResultSelector: { 'datasetId.$': '$.Payload.datasetId', 'datasetKey.$': '$.Payload.datasetKey' }, ResultPath: '$.dataset', Next: TRAIN_STATES.prepare }, BUILD_DATASET_RETRY),
-    [TRAIN_STATES.prepare]: step('prepare-train', run, { ResultSelector: { 'jobName.$': '$.Payload.jobName', 'nodes.$': '$.Payload.nodes', 'env.$': '$.Payload.env' }, ResultPath: '$.train', Next: TRAIN_STATES.shape }),
+    [TRAIN_STATES.buildDataset]: step(
+      'build-dataset',
+      run,
+      { ResultSelector: { 'datasetId.$': '$.Payload.datasetId', 'datasetKey.$': '$.Payload.datasetKey', 'registered.$': '$.Payload.registered', 'sweep.$': '$.Payload.sweep' }, ResultPath: '$.dataset', Next: TRAIN_STATES.alreadyRegistered },
+      BUILD_DATASET_RETRY,
+    ),
+    [TRAIN_STATES.alreadyRegistered]: {
+      Type: 'Choice',
+      Comment: 'A run resumed after its checkpoint was registered: no training, no second registration',
+      Choices: [{ Variable: '$.dataset.registered', BooleanEquals: true, Next: TRAIN_STATES.skipToSweep }],
+      Default: TRAIN_STATES.prepare,
+    },
+    [TRAIN_STATES.skipToSweep]: { Type: 'Pass', Comment: 'What RegisterCheckpoint would have answered', InputPath: '$.dataset', ResultPath: '$.registered', Next: TRAIN_STATES.sweepRequested },
+    [TRAIN_STATES.prepare]: step('prepare-train', run, { ResultSelector: { 'jobName.$': '$.Payload.jobName', 'nodes.$': '$.Payload.nodes', 'env.$': '$.Payload.env', 'resources.$': '$.Payload.resources' }, ResultPath: '$.train', Next: TRAIN_STATES.shape }),
     [TRAIN_STATES.shape]: {
       Type: 'Choice',
       Comment: 'More than one node: a multi-node parallel job',

@@ -2,7 +2,7 @@
  * A FAKE policy trainer for the training workflow's tests: a Node process with the job contract of
  * `python -m flywheel_trainer policy-job` (TRAINER_JOB_ENV, blobs as files under `$FLYWHEEL_DATA_DIR/blobs`, exit 0
  * trained, 2 bad input, 1 retryable), so the workflow is tested without the Python trainer. Per step it appends one
- * metrics line and saves its state (the step reached); it starts after the saved step (a resume), and at the end
+ * metrics line (and rewrites `heartbeat.json` beside it) and saves its state (the step reached); it starts after the saved step (a resume), and at the end
  * writes a checkpoint folder (`config.json`, `flywheel.json`) under the output key.
  *
  * What a test wants of one run sits in the blob `fake-trainer/<runId>.json`: `{ exitCode?, stepMs?, holdAtStep? }`:
@@ -49,6 +49,8 @@ let metrics = read(metricsKey) ?? '';
 for (let step = state.step + 1; step <= config.steps; step++) {
   metrics += `${JSON.stringify({ step, at: new Date().toISOString(), loss: 1 / step, tokens: 64, stepSeconds: 0.01, decision: 0.5 / step })}\n`;
   write(metricsKey, metrics);
+  // The small heartbeat beside the metrics, as the real trainer writes it (trainingRunKeys(runId).heartbeat).
+  write(`${metricsKey.slice(0, metricsKey.lastIndexOf('/') + 1)}heartbeat.json`, JSON.stringify({ step, at: new Date().toISOString() }));
   write(`${stateKey}/state.json`, JSON.stringify({ step, attempt: env.AWS_BATCH_JOB_ATTEMPT }));
   if (control.holdAtStep === step) while (read(`fake-trainer/${runId}.release`) === undefined) await sleep(20);
   if (control.stepMs) await sleep(control.stepMs);

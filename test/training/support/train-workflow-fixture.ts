@@ -11,7 +11,7 @@ import { comparisonRecord, sweepRecord } from '../../../lib/sweeps/record-codecs
 import { startLocalTraining, type LocalTraining } from '../../../lib/training/local/local-training.ts';
 import { getTrainingRun } from '../../../lib/training/runs/training-runs.ts';
 import { datasetKeys, type DatasetManifest, type TrainingRun, type TrainingRunStatus } from '../../../lib/training/schemas.ts';
-import type { BuildDataset } from '../../../lib/training/workflow/train-steps.ts';
+import type { BuildDataset, TrainStepSettings } from '../../../lib/training/workflow/train-steps.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 export const FAKE_TRAINER = 'fake-trainer';
@@ -51,7 +51,7 @@ export const fakeBuildDataset = (built: string[]): BuildDataset => async (ports,
   return manifest;
 };
 
-export function openTrainFixture(dataDir: string): TrainFixture {
+export function openTrainFixture(dataDir: string, settings: Partial<TrainStepSettings> = {}): TrainFixture {
   const local = openLocalPorts(dataDir, {
     jobs: { definitions: { [FAKE_TRAINER]: { command: ['node', 'test/training/support/fake-policy-trainer.ts'] } }, pollMs: 50, killGraceMs: 1000 },
   });
@@ -65,7 +65,7 @@ export function openTrainFixture(dataDir: string): TrainFixture {
     jobDefinition: FAKE_TRAINER,
     pollMs: 50,
     stallCheckMs: 0,
-    steps: { buildDataset: fakeBuildDataset(datasetsBuilt), settings: { sweepPollSeconds: 1, codeVersion: 'test-sha-1' }, notify: async (n) => notices.push(n) },
+    steps: { buildDataset: fakeBuildDataset(datasetsBuilt), settings: { sweepPollSeconds: 1, codeVersion: 'test-sha-1', ...settings }, notify: async (n) => notices.push(n) },
     workflows: { heartbeatMs: 200 },
   });
   const ports = Object.assign(local, { workflows: training.route() });

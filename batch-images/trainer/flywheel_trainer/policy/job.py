@@ -1,8 +1,10 @@
 """The policy job (``python -m flywheel_trainer policy-job``) and its local twin (``train-policy``).
 
 Environment (``TRAINER_JOB_ENV``, lib/training/schemas.ts): ``FLYWHEEL_DATASET_KEY`` (the manifest blob),
-``FLYWHEEL_BASE_MODEL`` (``tiny:<seed>[:<shape>]`` built in code, ``blob:<prefix>`` a checkpoint folder staged from
-blobs, ``hf:<path>`` a local folder), ``FLYWHEEL_TRAIN_CONFIG`` (TrainerConfig JSON), ``FLYWHEEL_OUTPUT_KEY`` (the
+``FLYWHEEL_BASE_MODEL`` (``tiny:<seed>[:<shape>]`` built in code; ``blob:<prefix>`` a checkpoint folder under that
+blob prefix — on AWS the S3 staging path, copied into the job's scratch before training; ``hf:<path>`` a Hugging Face
+model folder already on this machine's file system — baked into the image or on the EFS mount the job definition
+attaches, staged there from S3 beforehand: nothing is downloaded from a model hub at run time), ``FLYWHEEL_TRAIN_CONFIG`` (TrainerConfig JSON), ``FLYWHEEL_OUTPUT_KEY`` (the
 checkpoint folder's prefix), ``FLYWHEEL_METRICS_KEY`` (metrics JSON Lines, rewritten whole after every step: its
 freshness is the heartbeat), ``FLYWHEEL_STATE_KEY`` (prefix of the resumable state; a state found there is resumed),
 ``FLYWHEEL_TRAIN_RUN_ID``, ``FLYWHEEL_CODE_VERSION`` (both optional, into the checkpoint's metadata). Blobs as in
@@ -26,7 +28,7 @@ from ..reward_model import TrainingDataError
 from .checkpoint import METADATA_FILE, WEIGHTS_FILE, load_checkpoint, save_checkpoint
 from .shards import ShardDataError, parse_manifest, read_shard
 from .tiny import SHAPES, build_tiny_model
-from .train import STATE_FILE, PolicyTrainer, TrainerConfig, held_out_split
+from .train import STATE_FILE, PolicyTrainer, TrainerConfig, TrainerConfigError, held_out_split
 
 
 class BaseModelError(TrainingDataError):
@@ -174,6 +176,10 @@ def run_policy_job(env: dict[str, str]) -> dict[str, Any]:
                 path = work / "metrics.jsonl"
                 path.write_text("".join(json.dumps(m) + "\n" for m in lines), encoding="utf-8")
                 blobs.put(metrics_key, path)
+                # A few bytes beside the metrics (trainingRunKeys(runId).heartbeat): the stall check reads this first.
+                beat = work / "heartbeat.json"
+                beat.write_text(json.dumps({"step": metrics.get("step"), "at": metrics.get("at")}), encoding="utf-8")
+                blobs.put(metrics_key.rsplit("/", 1)[0] + "/heartbeat.json" if "/" in metrics_key else "heartbeat.json", beat)
                 print(json.dumps({"message": "step", **{k: metrics[k] for k in ("step", "loss", "tokens", "stepSeconds")}}), flush=True)
 
             def on_save(t: PolicyTrainer) -> None:
@@ -233,6 +239,25 @@ def run_policy_job(env: dict[str, str]) -> dict[str, Any]:
         shutdown(world)
 
 
+MNP_VARIABLES = ("AWS_BATCH_JOB_NUM_NODES", "AWS_BATCH_JOB_NODE_INDEX")
+"""What AWS Batch sets in each node of a multi-node parallel job (the main node's address too, on the others)."""
+
+
+def check_resources(config: TrainerConfig, env: dict[str, str], device_count: int | None = None) -> None:
+    """Raises ``TrainerConfigError`` (exit 2) for a config this machine cannot run: ``nodes > 1`` outside an AWS Batch
+    multi-node parallel job (torchrun would wait for nodes that never come), or more ``gpus`` than it has.
+
+    @example check_resources(TrainerConfig(gpus=8), os.environ)   # on a 4-GPU machine: TrainerConfigError
+    """
+    if config.nodes > 1:
+        missing = [name for name in MNP_VARIABLES if not env.get(name)]
+        if missing:
+            raise TrainerConfigError(f"config.nodes: {config.nodes} nodes need an AWS Batch multi-node parallel job, and {', '.join(missing)} is not set (run with nodes 1 here)")
+    count = torch.cuda.device_count() if device_count is None else device_count
+    if count and config.gpus > count:
+        raise TrainerConfigError(f"config.gpus: {config.gpus} GPUs asked, this machine has {count}")
+
+
 def launch(env: dict[str, str]) -> int | None:
     """Relaunches the job under torchrun when the config asks for more than one process and this is not a rank
     already; returns torchrun's exit code, or None to run here."""
@@ -241,6 +266,7 @@ def launch(env: dict[str, str]) -> int | None:
     if under_torchrun(env):
         return None
     config = _env_config(env)
+    check_resources(config, env)
     procs = max(config.gpus, 1) if torch.cuda.is_available() else 1
     nodes = int(env.get("AWS_BATCH_JOB_NUM_NODES", config.nodes))
     if procs * nodes <= 1:
