@@ -28,7 +28,7 @@ export const TOKENS_PER_SECOND = 'tokens/s';
 
 const BOOKKEEPING = new Set(['step', 'at', 'tokens', 'stepSeconds']);
 /** Known metrics first, by the start of their name (case-insensitive), in reading order; the rest alphabetically. */
-const ORDER = ['loss', 'outcome', 'decision', 'teacher', 'kl', 'spankl', 'locality', 'mismatch', 'rejected'];
+const ORDER = ['loss', 'outcome', 'decision', 'teacher', 'kl', 'spankl', 'locality', 'mismatch', 'offpolicy', 'rejected'];
 
 const PLOT_WIDTH = 360;
 const PLOT_HEIGHT = 140;

@@ -5,6 +5,10 @@
  * - **Rollouts.** The attempts of the selected runs and sweeps (`listDatasetSources`): each attempt's final try's
  *   trajectory. Infrastructure errors (the attempt's status, its last try, or the trajectory's stop reason), attempts
  *   without a trajectory or with a malformed one are left out and listed in `excluded` with the reason.
+ * - **Held out.** Evals never become training data: an attempt of a private suite (`private-suite`), of a held-out
+ *   task (`held-out`), of a public suite whose task's split cannot be read (`split-unknown`), or of a suite the
+ *   registry does not know unless its stored task says `split: 'train'` (`suite-unknown`) is listed in `excluded` and
+ *   its trajectory is never read (`heldOutCheck`, lib/training/datasets/held-out.ts; lookups cached per build).
  * - **Consent.** Harness attempts are ours (`consent: 'harness'`). A production trajectory comes from a stored feedback
  *   event and is read only through `readTrajectoryForTraining`, and only when the CURRENT vote of the event's
  *   feedbackKey says `trainingConsent: true` (a later vote replaces an earlier one; a later vote without consent
@@ -45,6 +49,7 @@ import { listUsableDecisions } from '../decisions/list-decisions.ts';
 import { addDatasetToDecision } from '../decisions/store-decision.ts';
 import { DatasetManifestSchema, DatasetSelectionSchema, datasetKeys, type DatasetManifest } from '../schemas.ts';
 import { listDatasetSources } from './dataset-sources.ts';
+import { heldOutCheck, type HeldOutReason } from './held-out.ts';
 import { encodeShard, rowTokens } from './parquet-shard.ts';
 import { trajectoryRows, type DatasetDecision, type ShardRow } from './trajectory-rows.ts';
 
@@ -108,17 +113,23 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
 
   const sources = await listDatasetSources(ports, selection);
   const excluded: Excluded[] = [];
-  const specs = new Map<string, RewardSpec | undefined>();
-  const specOf = async (suite: string) => {
-    if (!specs.has(suite)) specs.set(suite, await getRewardSpec(ports, suite));
-    return specs.get(suite);
-  };
-  for (const { attempt } of sources.attempts) await specOf(attempt.suite);
-
   const slots: Array<Rollout | undefined> = [];
   const excludedAt: Array<Excluded | undefined> = [];
   const concurrency = options.concurrency ?? 16;
+  // Held out first: an excluded attempt's trajectory is never read, and its suite's reward spec never listed.
+  const check = heldOutCheck(ports);
+  const heldOut: Array<HeldOutReason | undefined> = [];
+  await forEachLimited(sources.attempts, concurrency, async ({ attempt }, i) => {
+    heldOut[i] = await check.reasonOf(attempt);
+    if (heldOut[i]) excludedAt[i] = { ref: `attempt:${attempt.attemptId}`, reason: heldOut[i] };
+  });
+  const specs = new Map<string, RewardSpec | undefined>();
+  for (const [i, { attempt }] of sources.attempts.entries()) {
+    if (!heldOut[i] && !specs.has(attempt.suite)) specs.set(attempt.suite, await getRewardSpec(ports, attempt.suite));
+  }
+
   await forEachLimited(sources.attempts, concurrency, async ({ runId, attempt }, i) => {
+    if (heldOut[i]) return;
     const r = await attemptRollout(ports, runId, attempt, specs.get(attempt.suite));
     if ('reason' in r) excludedAt[i] = r;
     else slots[i] = r;
