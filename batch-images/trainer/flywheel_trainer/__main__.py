@@ -6,6 +6,7 @@
     python -m flywheel_trainer policy-job                                    # the policy trainer's Batch job (policy/job.py)
     python -m flywheel_trainer train-policy --manifest ds/manifest.json --base tiny:0 --out ckpt/ [--config JSON] [--metrics m.jsonl]
     python -m flywheel_trainer serve --model ckpt/ --port 8000 [--served-model-name X]  # OpenAI-compatible, like vLLM
+    python -m flywheel_trainer demo-textual-feedback [--seeds 3] [--max-steps 60]   # decision term vs outcome term, a table
 
 The job reads ``FLYWHEEL_TRAIN_DATA_KEY`` (a JSON Lines blob of the teacher's verdicts) and writes
 ``<FLYWHEEL_MODEL_KEY>/model.safetensors`` and ``<FLYWHEEL_MODEL_KEY>/metadata.json``; ``FLYWHEEL_REWARD_KIND``
@@ -123,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         from .policy.serve import main as serve_main
 
         return serve_main(given[1:])
+    if given[:1] == ["demo-textual-feedback"]:
+        # Item 6's measurement (policy/demo_textual_feedback.py): its own options, a table on stdout.
+        from .policy.demo_textual_feedback import main as demo_main
+
+        return demo_main(given[1:])
     parser = argparse.ArgumentParser(prog="flywheel_trainer")
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train")

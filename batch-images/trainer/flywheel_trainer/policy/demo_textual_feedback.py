@@ -18,9 +18,10 @@ Measured per run: the steps until the bad tool's probability at the decision (th
 ``P("search_web" | prefix)``, teacher-forced, no hint) is below ``threshold`` ("not within N" past ``max_steps``),
 that probability at the start and at the end, and the locality KL: ``KL(π_start ‖ π_trained)`` over the full
 vocabulary, averaged over held-out trajectories' completion positions off the decision span (the arguments and the
-closing tokens), measured when the run stops. Several seeds; the table shows medians.
+closing tokens), measured when the run stops. Two warm starts (``bad_shares``: the student finds a real tool about
+one time in ten, or almost never), several seeds each; the table shows medians per start and term.
 
-    python -m flywheel_trainer demo-textual-feedback [--seeds 3] [--max-steps 60] [--json]
+    python -m flywheel_trainer demo-textual-feedback [--seeds 3] [--max-steps 60] [--bad-shares 0.9 0.98] [--json]
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ CAP = 2.0
 
 # Task templates → the real tool that answers them and its arguments (fixed per tool: the tiny model learns them fast).
 _KINDS = (
-    ("Why does the test in {f} fail?", "run_tests", {"path": "tests"}),
-    ("What does {f} do?", "read_file", {"path": "README"}),
-    ("Rename the helper in {f}.", "edit_file", {"path": "main.py"}),
+    ("Why does the test in {f} fail?", "run_tests", {}),
+    ("What does {f} do?", "read_file", {"path": "a.py"}),
+    ("Rename the helper in {f}.", "edit_file", {"path": "a.py"}),
 )
-BAD_ARGS = {"q": "docs"}
+BAD_ARGS = {"q": "a.py"}
 _TRAIN_FILES = ("src/app.py", "src/db.py", "lib/util.py", "lib/io.py", "api/main.py", "api/auth.py", "core/cache.py", "core/log.py")
 _HELDOUT_FILES = ("src/cli.py", "lib/net.py", "api/user.py", "core/http.py")
 
@@ -73,17 +74,19 @@ class DemoConfig:
     threshold: float = 0.1
     group_size: int = 8
     prompts_per_step: int = 4
-    lr: float = 3e-3
-    sft_steps: int = 150
+    lr: float = 1e-4
+    sft_steps: int = 500
     sft_lr: float = 1e-2
-    bad_share: float = 0.9
-    """Share of no-hint warm-up episodes that call ``search_web`` (the rest call the task's real tool)."""
-    max_new_tokens: int = 72
+    bad_shares: tuple[float, ...] = (0.9, 0.98)
+    """Shares of no-hint warm-up episodes that call ``search_web`` (the rest call the task's real tool): one warm
+    start per share and seed. The higher, the rarer a group with a success, the outcome term's only signal."""
+    max_new_tokens: int = 64
 
 
 @dataclass
 class RunResult:
     term: str
+    bad_share: float
     seed: int
     steps_to_fix: int | None
     bad_prob_start: float
@@ -188,20 +191,22 @@ class Locality:
         return masked_mean(kl_rows(self.start, self._rows(model)), self.mask)
 
 
-def warm_start(seed: int, cfg: DemoConfig) -> tuple[torch.nn.Module, Env]:
+def warm_start(seed: int, cfg: DemoConfig, bad_share: float) -> tuple[torch.nn.Module, Env]:
     """The tiny model after a short SFT: no hint → ``search_web`` (``bad_share`` of the time), hint → the real tool."""
     model, tok = build_tiny_model(seed=seed)
     env = Env(tok)
     rng = random.Random(seed)
     train = tasks(_TRAIN_FILES)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.sft_lr, weight_decay=0.0)
+    # Linear decay to 0: the end of the warm-up settles on the episodes' shares instead of the last batches' noise.
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 1 - k / cfg.sft_steps)
     model.train()
     for _ in range(cfg.sft_steps):
         prompts, completions = [], []
         for _ in range(16):
             t = rng.choice(train)
             hint = rng.random() < 0.5
-            bad = not hint and rng.random() < cfg.bad_share
+            bad = not hint and rng.random() < bad_share
             prompts.append(env.prompt(t, hint))
             completions.append(env.completion(BAD_TOOL, BAD_ARGS) if bad else env.completion(t.tool, t.args))
         ids, attention, mask, _, _ = _batch(env, prompts, completions)
@@ -209,16 +214,23 @@ def warm_start(seed: int, cfg: DemoConfig) -> tuple[torch.nn.Module, Env]:
         opt.zero_grad()
         loss.backward()
         opt.step()
+        schedule.step()
     model.eval()
     return model, env
 
 
-def _sample(model, env: Env, prompt: list[int], n: int, cfg: DemoConfig) -> list[list[int]]:
-    ids = torch.tensor([prompt] * n)
+def _sample(model, env: Env, prompts: list[list[int]], cfg: DemoConfig) -> list[list[int]]:
+    """One completion per prompt, sampled at temperature 1 in one left-padded ``generate``."""
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), env.pad_id, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p) :] = torch.tensor(p)
+        attention[i, width - len(p) :] = 1
     with torch.no_grad():
-        out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=cfg.max_new_tokens)
+        out = model.generate(ids, attention_mask=attention, do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=cfg.max_new_tokens)
     completions = []
-    for row in out[:, len(prompt) :].tolist():
+    for row in out[:, width:].tolist():
         c = []
         for tid in row:
             if tid == env.pad_id:
@@ -232,13 +244,9 @@ def _sample(model, env: Env, prompt: list[int], n: int, cfg: DemoConfig) -> list
 
 def train_step(term: str, model, opt, env: Env, batch_tasks: list[Task], cfg: DemoConfig) -> dict:
     """One on-policy step of ``term`` alone on ``G`` rollouts per task sampled from ``model`` (no hint)."""
-    prompts, completions, groups = [], [], []
-    for g, t in enumerate(batch_tasks):
-        p = env.prompt(t)
-        for c in _sample(model, env, p, cfg.group_size, cfg):
-            prompts.append(p)
-            completions.append(c)
-            groups.append(g)
+    prompts = [env.prompt(t) for t in batch_tasks for _ in range(cfg.group_size)]
+    groups = [g for g in range(len(batch_tasks)) for _ in range(cfg.group_size)]
+    completions = _sample(model, env, prompts, cfg)
     ids, attention, completion_mask, span_mask, spans = _batch(env, prompts, completions)
     with torch.no_grad():
         behaviour = _logprobs(model, ids, attention)
@@ -260,7 +268,7 @@ def train_step(term: str, model, opt, env: Env, batch_tasks: list[Task], cfg: De
     return {"loss": float(loss.detach()), "reward": float(rewards.mean())}
 
 
-def train_run(term: str, start_state: dict, env: Env, seed: int, cfg: DemoConfig) -> RunResult:
+def train_run(term: str, start_state: dict, env: Env, seed: int, cfg: DemoConfig, bad_share: float) -> RunResult:
     """One run of ``term`` ("decision" or "outcome") from the warm start; stops once fixed or at ``max_steps``."""
     model, _ = build_tiny_model(seed=seed)
     model.load_state_dict(start_state)
@@ -281,61 +289,66 @@ def train_run(term: str, start_state: dict, env: Env, seed: int, cfg: DemoConfig
         curve.append(bad_tool_prob(model, env, heldout))
         if curve[-1] < cfg.threshold:
             fixed_at = step
-    return RunResult(term, seed, fixed_at, curve[0], curve[-1], locality(model), step, time.perf_counter() - started, curve)
+    return RunResult(term, bad_share, seed, fixed_at, curve[0], curve[-1], locality(model), step, time.perf_counter() - started, curve)
 
 
 def run_demo(cfg: DemoConfig, log=print) -> dict:
-    """Warm-starts one model per seed, runs both terms from it, and returns per-run results and per-term medians.
+    """Per start (``bad_shares``) and seed: one warm start, then each term alone from it. Returns every run and the
+    medians per (start, term).
 
-    >>> summary = run_demo(DemoConfig(seeds=1, max_steps=5, sft_steps=50), log=lambda *_: None)
-    >>> sorted(summary["medians"])
-    ['decision', 'outcome']
+    >>> summary = run_demo(DemoConfig(seeds=1, max_steps=5, sft_steps=50, bad_shares=(0.9,)), log=lambda *_: None)
+    >>> [(m["badShare"], m["term"]) for m in summary["medians"]]
+    [(0.9, 'decision'), (0.9, 'outcome')]
     """
     runs: list[RunResult] = []
     starts = []
     heldout = tasks(_HELDOUT_FILES)
-    for seed in range(cfg.seeds):
-        t0 = time.perf_counter()
-        torch.manual_seed(seed)
-        model, env = warm_start(seed, cfg)
-        start = {"seed": seed, "badProbNoHint": bad_tool_prob(model, env, heldout), "badProbWithHint": bad_tool_prob(model, env, heldout, hint=True), "sftSeconds": time.perf_counter() - t0}
-        starts.append(start)
-        log(f"seed {seed}: warm start P(bad tool) without the hint {start['badProbNoHint']:.3f}, with it {start['badProbWithHint']:.4f} ({start['sftSeconds']:.1f} s)")
-        state = {k: v.clone() for k, v in model.state_dict().items()}
+    for share in cfg.bad_shares:
+        for seed in range(cfg.seeds):
+            t0 = time.perf_counter()
+            torch.manual_seed(seed)
+            model, env = warm_start(seed, cfg, share)
+            start = {"badShare": share, "seed": seed, "badProbNoHint": bad_tool_prob(model, env, heldout), "badProbWithHint": bad_tool_prob(model, env, heldout, hint=True), "sftSeconds": time.perf_counter() - t0}
+            starts.append(start)
+            log(f"start {share}, seed {seed}: P(bad tool) without the hint {start['badProbNoHint']:.3f}, with it {start['badProbWithHint']:.4f} ({start['sftSeconds']:.1f} s)")
+            state = {k: v.clone() for k, v in model.state_dict().items()}
+            for term in ("decision", "outcome"):
+                r = train_run(term, state, env, seed, cfg, share)
+                runs.append(r)
+                fixed = r.steps_to_fix if r.steps_to_fix is not None else f"not within {cfg.max_steps}"
+                log(f"  {term}: fixed at step {fixed}, P(bad tool) {r.bad_prob_start:.3f} → {r.bad_prob_end:.3f}, locality KL {r.locality_kl:.2e} ({r.seconds:.1f} s)")
+    medians = []
+    for share in cfg.bad_shares:
         for term in ("decision", "outcome"):
-            r = train_run(term, state, env, seed, cfg)
-            runs.append(r)
-            fixed = r.steps_to_fix if r.steps_to_fix is not None else f"not within {cfg.max_steps}"
-            log(f"  {term}: fixed at step {fixed}, P(bad tool) {r.bad_prob_start:.3f} → {r.bad_prob_end:.3f}, locality KL {r.locality_kl:.2e} ({r.seconds:.1f} s)")
-    medians = {}
-    for term in ("decision", "outcome"):
-        rs = [r for r in runs if r.term == term]
-        fixed = [r.steps_to_fix for r in rs]
-        # A run not fixed within max_steps counts as max_steps + 1 in the median (it is at least that).
-        steps = statistics.median([f if f is not None else cfg.max_steps + 1 for f in fixed])
-        medians[term] = {
-            "stepsToFix": None if steps > cfg.max_steps else steps,
-            "fixedRuns": sum(f is not None for f in fixed),
-            "runs": len(rs),
-            "badProbStart": statistics.median(r.bad_prob_start for r in rs),
-            "badProbEnd": statistics.median(r.bad_prob_end for r in rs),
-            "localityKl": statistics.median(r.locality_kl for r in rs),
-            "secondsPerStep": statistics.median(r.seconds / max(r.steps_run, 1) for r in rs),
-        }
+            rs = [r for r in runs if r.term == term and r.bad_share == share]
+            fixed = [r.steps_to_fix for r in rs]
+            # A run not fixed within max_steps counts as max_steps + 1 in the median (it is at least that).
+            steps = statistics.median([f if f is not None else cfg.max_steps + 1 for f in fixed])
+            medians.append({
+                "badShare": share,
+                "term": term,
+                "stepsToFix": None if steps > cfg.max_steps else steps,
+                "fixedRuns": sum(f is not None for f in fixed),
+                "runs": len(rs),
+                "badProbStart": statistics.median(r.bad_prob_start for r in rs),
+                "badProbEnd": statistics.median(r.bad_prob_end for r in rs),
+                "localityKl": statistics.median(r.locality_kl for r in rs),
+                "secondsPerStep": statistics.median(r.seconds / max(r.steps_run, 1) for r in rs),
+            })
     return {"config": asdict(cfg), "starts": starts, "runs": [asdict(r) for r in runs], "medians": medians}
 
 
 def markdown_table(summary: dict) -> str:
     cfg = summary["config"]
     n = cfg["max_steps"]
+    labels = {"decision": "decision-point (hint teacher)", "outcome": "Dr. GRPO outcome"}
     lines = [
-        f"| term (alone) | steps until P(bad tool) < {cfg['threshold']} | runs fixed | P(bad tool) start → end | locality KL off the span |",
-        "| --- | --- | --- | --- | --- |",
+        f"| warm start: P(bad tool) | term (alone) | steps until P(bad tool) < {cfg['threshold']} | runs fixed | P(bad tool) at the stop | locality KL off the span |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    for term, label in (("decision", "decision-point (hint teacher)"), ("outcome", "Dr. GRPO outcome")):
-        m = summary["medians"][term]
+    for m in summary["medians"]:
         steps = f"{m['stepsToFix']:g}" if m["stepsToFix"] is not None else f"not within {n}"
-        lines.append(f"| {label} | {steps} | {m['fixedRuns']}/{m['runs']} | {m['badProbStart']:.2f} → {m['badProbEnd']:.3f} | {m['localityKl']:.1e} |")
+        lines.append(f"| {m['badProbStart']:.2f} (SFT share {m['badShare']}) | {labels[m['term']]} | {steps} | {m['fixedRuns']}/{m['runs']} | {m['badProbEnd']:.3f} | {m['localityKl']:.1e} |")
     return "\n".join(lines)
 
 
@@ -344,11 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=DemoConfig.seeds)
     parser.add_argument("--max-steps", type=int, default=DemoConfig.max_steps)
     parser.add_argument("--threshold", type=float, default=DemoConfig.threshold)
+    parser.add_argument("--bad-shares", type=float, nargs="+", default=list(DemoConfig.bad_shares), help="warm starts: shares of no-hint episodes calling search_web")
     parser.add_argument("--json", action="store_true", help="print the whole summary as one JSON line after the table")
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.max_steps < 1 or not 0 < args.threshold < 1:
-        parser.error("--seeds and --max-steps must be ≥ 1, --threshold in (0, 1)")
-    cfg = DemoConfig(seeds=args.seeds, max_steps=args.max_steps, threshold=args.threshold)
+    if args.seeds < 1 or args.max_steps < 1 or not 0 < args.threshold < 1 or not all(0 <= b <= 1 for b in args.bad_shares):
+        parser.error("--seeds and --max-steps must be ≥ 1, --threshold in (0, 1), --bad-shares in [0, 1]")
+    cfg = DemoConfig(seeds=args.seeds, max_steps=args.max_steps, threshold=args.threshold, bad_shares=tuple(args.bad_shares))
     t0 = time.perf_counter()
     summary = run_demo(cfg)
     print()
