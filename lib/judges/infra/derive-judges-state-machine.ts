@@ -1,16 +1,17 @@
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
-import { ArnFormat, type CfnResource, Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import type * as batch from 'aws-cdk-lib/aws-batch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { type ILogGroup, LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
+import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { addFlywheelStateMachine } from '../../constructs/flywheel-state-machine.ts';
 import { grantJobAccess, type JobAccess } from '../../constructs/job-access.ts';
 import { JobImage } from '../../constructs/job-image.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
@@ -110,49 +111,16 @@ export class DeriveJudgesStateMachine extends Construct {
       cpuJobQueue: props.cpuJobQueueArn,
       trainerJobDefinition: this.trainer.jobDefinition.jobDefinitionArn,
     });
-    const logs = new LogGroup(this, 'Logs', {
-      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
-      retention: retentionDays(settings.logRetentionDays),
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
-      description: `Judge derivation state machine of Flywheel ${settings.stage}`,
-    });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.step.fn.functionArn] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.cpuJobQueueArn, this.trainer.jobDefinition.jobDefinitionArn] }));
-    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
-        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
-      }),
-    );
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    this.stateMachine = addFlywheelStateMachine(this, {
+      settings,
       stateMachineName,
-      stateMachineType: sfn.StateMachineType.STANDARD,
-      definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
-      role,
-      tracingEnabled: true,
-      logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      definition,
       comment: 'Flywheel judge derivation (lib/judges/workflow/derive-judges.asl.ts)',
-    });
-    (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['W3005'] } });
-    const policy = role.node.tryFindChild('DefaultPolicy');
-    if (policy) {
-      Validations.of(policy).acknowledge(
-        {
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason: 'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync trainer job with it); log delivery and X-Ray actions support no resource either.',
-        },
-        {
-          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
-          reason: 'Step Functions stops the .sync trainer job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region.',
-        },
-      );
-    }
+      roleDescription: `Judge derivation state machine of Flywheel ${settings.stage}`,
+      invokes: [this.step.fn.functionArn],
+      submitsTo: [props.cpuJobQueueArn, this.trainer.jobDefinition.jobDefinitionArn],
+      job: 'trainer job',
+    }).stateMachine;
 
     this.starter = new FlywheelFunction(this, 'Start', {
       lambda: 'judges/derive-trigger',

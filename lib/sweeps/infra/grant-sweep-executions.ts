@@ -1,9 +1,7 @@
-import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type { StageSettings } from '../../config/stages.ts';
 import type { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { grantExecutions } from '../../constructs/flywheel-state-machine.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
-import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { SWEEP_WORKFLOW } from '../workflow/sweep.asl.ts';
 
 /**
@@ -22,16 +20,11 @@ export function sweepStateMachineName(settings: Pick<StageSettings, 'stage'>): s
  * `FLYWHEEL_STATE_MACHINE_SWEEP` variable the Step Functions workflows driver reads.
  */
 export function grantSweepExecutions(fn: FlywheelFunction, settings: Pick<StageSettings, 'stage'>): void {
-  const stack = Stack.of(fn);
-  const name = sweepStateMachineName(settings);
-  const machine = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${name}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [machine] }));
-  // Redrive: starting a sweep id whose execution failed resumes it (lib/drivers/aws/step-functions-workflows.ts).
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:RedriveExecution'], resources: [executions] }));
-  fn.fn.addEnvironment(stateMachineEnvName(SWEEP_WORKFLOW), machine);
-  Validations.of(fn.role.node.findChild('DefaultPolicy')).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, executions)}]`,
+  grantExecutions(fn, {
+    stateMachineName: sweepStateMachineName(settings),
+    environmentVariable: stateMachineEnvName(SWEEP_WORKFLOW),
+    // Redrive: starting a sweep id whose execution failed resumes it (lib/drivers/aws/step-functions-workflows.ts).
+    actions: ['states:DescribeExecution', 'states:RedriveExecution'],
     reason: 'DescribeExecution and RedriveExecution of the sweeps this function starts: executions of this one state machine, named after sweep ids known only at run time.',
   });
 }

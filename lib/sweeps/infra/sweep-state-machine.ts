@@ -1,13 +1,13 @@
-import { ArnFormat, type CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
+import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { addFlywheelStateMachine } from '../../constructs/flywheel-state-machine.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
 import { ROLLOUT_JOB_DEFINITION_VARIABLE, SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
@@ -118,73 +118,30 @@ export class SweepStateMachine extends Construct {
       rolloutJobDefinition: rolloutJobDefinitionArn,
     });
 
-    const logs = new LogGroup(this, 'Logs', {
-      // Step Functions wants its vended-log groups under /aws/vendedlogs/ (resource policy size).
-      logGroupName: `/aws/vendedlogs/states/${this.stateMachineName}`,
-      retention: retentionDays(settings.logRetentionDays),
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
-      description: `Sweep state machine of Flywheel ${settings.stage}`,
-    });
-    // The unqualified function ARNs only (grantInvoke would add `<arn>:*`, every version and alias).
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: SWEEP_STEP_NAMES.map((step) => this.steps[step].fn.functionArn) }),
-    );
     // The rollout definition, and its clones per environment image that plan-shards registered (ShardRef.jobDefinition).
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['batch:SubmitJob'], resources: [props.gpuJobQueueArn, rolloutJobDefinitionArn, imageDefinitionArns] }),
-    );
-    // DescribeJobs takes no resource; TerminateJob (Step Functions stops the .sync job with it) is granted on job ARNs
-    // of this account and region only. Job ids are Batch's, so the ARN cannot name one job ahead of time.
-    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
-        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
-      }),
-    );
+    const submitsTo = [props.gpuJobQueueArn, rolloutJobDefinitionArn, imageDefinitionArns];
     const ownArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: this.stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [ownArn] }));
     const childExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     // A Distributed Map's child executions are named `<machine>/<map run label>:<id>`: describe and stop them, and
     // redrive them when a redrive of the parent (a re-run of the sweep id) redrives a failed Map Run.
     const mapRunExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${this.stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [childExecutions, mapRunExecutions] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:RedriveExecution'], resources: [mapRunExecutions] }));
 
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    // The execution timeout is the definition's own TimeoutSeconds (SWEEP_TIMEOUT_SECONDS), as the local runtime runs it.
+    this.stateMachine = addFlywheelStateMachine(this, {
+      settings,
       stateMachineName: this.stateMachineName,
-      stateMachineType: sfn.StateMachineType.STANDARD,
-      definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
-      role,
-      // The execution timeout is the definition's own TimeoutSeconds (SWEEP_TIMEOUT_SECONDS), as the local runtime runs it.
-      tracingEnabled: true,
-      logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      definition,
       comment: 'Flywheel eval sweep (lib/sweeps/workflow/sweep.asl.ts)',
-    });
-
-    // CDK makes the state machine DependsOn its role's policy and GetAtts the role; cfn-lint reports the role's
-    // dependency as redundant (W3005). The policy must exist first, so keep it and silence that one check here.
-    (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['W3005'] } });
-
-    const policy = role.node.tryFindChild('DefaultPolicy');
-    if (policy) {
-      Validations.of(policy).acknowledge(
-        {
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason:
-            'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync job with it); log delivery and X-Ray actions the state machine adds support no resource either.',
-        },
-        {
-          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
-          reason:
-            'Step Functions stops the .sync Batch job it submitted with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region (no job queue, definition or other resource).',
-        },
+      roleDescription: `Sweep state machine of Flywheel ${settings.stage}`,
+      invokes: SWEEP_STEP_NAMES.map((step) => this.steps[step].fn.functionArn),
+      submitsTo,
+      job: 'Batch job',
+      statements: [
+        new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [ownArn] }),
+        new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [childExecutions, mapRunExecutions] }),
+        new iam.PolicyStatement({ actions: ['states:RedriveExecution'], resources: [mapRunExecutions] }),
+      ],
+      acknowledgements: [
         {
           id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, imageDefinitionArns)}]`,
           reason:
@@ -200,8 +157,8 @@ export class SweepStateMachine extends Construct {
           reason:
             "A Distributed Map's child executions (<machine>/<map run label>:<id>, named by Step Functions): describe, stop and redrive are granted on the map runs of this one state machine.",
         },
-      );
-    }
+      ],
+    }).stateMachine;
   }
 }
 

@@ -1,8 +1,6 @@
-import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type { StageSettings } from '../../config/stages.ts';
 import type { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
+import { grantExecutions } from '../../constructs/flywheel-state-machine.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { TRAIN_WORKFLOW } from '../workflow/train.asl.ts';
 
@@ -22,15 +20,10 @@ export function trainStateMachineName(settings: Pick<StageSettings, 'stage'>): s
  * `.sync` trainer job too (Step Functions terminates it with its own role).
  */
 export function grantTrainingExecutions(fn: FlywheelFunction, settings: Pick<StageSettings, 'stage'>): void {
-  const stack = Stack.of(fn);
-  const name = trainStateMachineName(settings);
-  const machine = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${name}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [machine] }));
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:RedriveExecution', 'states:StopExecution'], resources: [executions] }));
-  fn.fn.addEnvironment(stateMachineEnvName(TRAIN_WORKFLOW), machine);
-  Validations.of(fn.role.node.findChild('DefaultPolicy')).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, executions)}]`,
+  grantExecutions(fn, {
+    stateMachineName: trainStateMachineName(settings),
+    environmentVariable: stateMachineEnvName(TRAIN_WORKFLOW),
+    actions: ['states:DescribeExecution', 'states:RedriveExecution', 'states:StopExecution'],
     reason: 'Describe, redrive and stop the training runs this function starts: executions of this one state machine, named after run ids known only at run time.',
   });
 }

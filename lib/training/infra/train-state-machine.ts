@@ -1,19 +1,19 @@
-import { Arn, ArnFormat, Duration, type CfnResource, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Arn, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { type ILogGroup, LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { noticeRule } from '../../constructs/chat-notification.ts';
-import { FlywheelFunction, retentionDays } from '../../constructs/flywheel-function.ts';
+import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
+import { addFlywheelStateMachine, alarmOnExecutions } from '../../constructs/flywheel-state-machine.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
@@ -46,12 +46,6 @@ export interface TrainStateMachineProps {
   sweep: { stateMachine: sfn.IStateMachine; workflow: string };
 }
 
-/** Which execution outcomes alarm (one in 5 minutes is enough; none is no news). */
-const OUTCOMES = {
-  Failed: { metric: (m: sfn.StateMachine) => m.metricFailed({ period: Duration.minutes(5), statistic: 'Sum' }), what: 'failed' },
-  TimedOut: { metric: (m: sfn.StateMachine) => m.metricTimedOut({ period: Duration.minutes(5), statistic: 'Sum' }), what: 'timed out' },
-} as const;
-
 /**
  * Training runs on AWS (`lib/training/workflow/train.asl.ts`): a Standard state machine whose steps run in one function
  * (`functions/training/train-step.ts`: build the dataset, record the run, register the checkpoint, sweep it, compare,
@@ -76,7 +70,8 @@ export class TrainStateMachine extends Construct {
   readonly stallCheck: FlywheelFunction;
   readonly trainer: PolicyTrainerJob;
   readonly schedule: scheduler.Schedule;
-  readonly alarms: Record<keyof typeof OUTCOMES, Alarm>;
+  /** On executions that fail or time out; not on aborted ones, which a person stopped. */
+  readonly alarms: Record<'Failed' | 'TimedOut', Alarm>;
   readonly onStalled: events.Rule;
   readonly onFailed: events.Rule;
 
@@ -95,7 +90,6 @@ export class TrainStateMachine extends Construct {
       environment: { FLYWHEEL_BUCKET: props.blobs.bucket.bucketName },
     });
 
-    const jobArns = stack.formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
     this.step = new FlywheelFunction(this, 'Step', {
       lambda: 'training/train-step',
       settings,
@@ -124,53 +118,17 @@ export class TrainStateMachine extends Construct {
       trainerJobDefinition: this.trainer.single.jobDefinitionArn,
       trainerMultiNodeJobDefinition: this.trainer.multiNode.jobDefinitionArn,
     });
-    const logs = new LogGroup(this, 'Logs', {
-      logGroupName: `/aws/vendedlogs/states/${this.stateMachineName}`,
-      retention: retentionDays(settings.logRetentionDays),
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
-      description: `Training state machine of Flywheel ${settings.stage}`,
-    });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.step.fn.functionArn] }));
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['batch:SubmitJob'],
-        resources: [props.gpuJobQueueArn, this.trainer.single.jobDefinitionArn, this.trainer.multiNode.jobDefinitionArn],
-      }),
-    );
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:DescribeJobs'], resources: ['*'] }));
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['batch:TerminateJob'], resources: [jobArns] }));
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
-        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForBatchJobsRule' })],
-      }),
-    );
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    this.stateMachine = addFlywheelStateMachine(this, {
+      settings,
       stateMachineName: this.stateMachineName,
-      stateMachineType: sfn.StateMachineType.STANDARD,
-      definitionBody: sfn.DefinitionBody.fromString(stack.toJsonString(definition)),
-      role,
-      tracingEnabled: true,
-      logs: { destination: logs, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      definition,
       comment: 'Flywheel training run (lib/training/workflow/train.asl.ts)',
-    });
-    (this.stateMachine.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['W3005'] } });
-    const policy = role.node.tryFindChild('DefaultPolicy');
-    if (policy) {
-      Validations.of(policy).acknowledge(
-        {
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason: 'batch:DescribeJobs takes no resource-level permission (Step Functions polls the .sync trainer job with it); log delivery and X-Ray actions support no resource either.',
-        },
-        {
-          id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, jobArns)}]`,
-          reason: 'Step Functions stops the .sync trainer job it submitted (a run stopped by a person) with batch:TerminateJob; job ids are chosen by Batch at submit time, so it is granted on the job ARNs of this account and region.',
-        },
-      );
-    }
+      roleDescription: `Training state machine of Flywheel ${settings.stage}`,
+      invokes: [this.step.fn.functionArn],
+      submitsTo: [props.gpuJobQueueArn, this.trainer.single.jobDefinitionArn, this.trainer.multiNode.jobDefinitionArn],
+      // A person stopping a run stops its execution, and Step Functions stops the .sync job with TerminateJob.
+      job: 'trainer job',
+    }).stateMachine;
     Validations.of(this.step.role.node.findChild('DefaultPolicy')).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, sweepExecutions)}]`,
       reason: "DescribeExecution of the sweep of a run's checkpoint: executions of the one sweep state machine, named after sweep ids known only at run time.",
@@ -247,22 +205,9 @@ export class TrainStateMachine extends Construct {
       },
     });
 
-    this.alarms = Object.fromEntries(
-      Object.entries(OUTCOMES).map(([outcome, { metric, what }]) => {
-        const alarm = new Alarm(this, `Executions${outcome}`, {
-          alarmDescription:
-            `A training run's execution ${what}. Find it in the Step Functions console (${this.stateMachineName}), then ` +
-            '"flywheel train status <run id>"; "flywheel train resume <run id>" continues it from its last saved state.',
-          metric: metric(this.stateMachine),
-          threshold: 1,
-          evaluationPeriods: 1,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        });
-        alarm.addAlarmAction(new SnsAction(props.alarmTopic));
-        alarm.addOkAction(new SnsAction(props.alarmTopic));
-        return [outcome, alarm];
-      }),
-    ) as Record<keyof typeof OUTCOMES, Alarm>;
+    const describe = (what: string) =>
+      `A training run's execution ${what}. Find it in the Step Functions console (${this.stateMachineName}), then ` +
+      '"flywheel train status <run id>"; "flywheel train resume <run id>" continues it from its last saved state.';
+    this.alarms = alarmOnExecutions(this, this.stateMachine, props.alarmTopic, { Failed: describe('failed'), TimedOut: describe('timed out') });
   }
 }
