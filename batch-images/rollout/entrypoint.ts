@@ -26,7 +26,7 @@ import { createModel } from '../../lib/models/create-model.ts';
 import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
-import { startVllmSidecar, TRAINER_DIR, trainerServeCommand, VLLM_STAND_IN_ENV, type VllmSidecar } from './vllm-sidecar.ts';
+import { freeLocalPort, startVllmSidecar, TRAINER_DIR, trainerServeCommand, VLLM_STAND_IN_ENV, type VllmSidecar } from './vllm-sidecar.ts';
 import { DEFAULT_VLLM_PORT } from '../../lib/rollout/vllm-port.ts';
 
 /** Every variable the entry point reads, for the README and the job definition. */
@@ -123,7 +123,7 @@ export async function main(env: Env = process.env, log: (line: string) => void =
     if (shardCount < 1 || shardIndex >= shardCount) throw new ValidationError(`array index ${shardIndex} is outside the ${shardCount} shard(s): set FLYWHEEL_SHARD_COUNT to the array size`, [{ path: 'FLYWHEEL_SHARD_COUNT', message: 'array size' }]);
     const vllmModel = env['FLYWHEEL_VLLM_MODEL'] || spec.vllm?.servedModelName;
     // Locally (the local jobs driver sets FLYWHEEL_VLLM_STAND_IN) and with no real vLLM configured, the trainer's
-    // OpenAI-compatible server stands in for `vllm serve`: same port, name, token ids and log-probs, on the CPU.
+    // OpenAI-compatible server stands in for `vllm serve`: same name, token ids and log-probs, on the CPU, on a free port of its own.
     const standIn = !env['FLYWHEEL_VLLM_COMMAND'] && spec.vllm !== undefined && env[VLLM_STAND_IN_ENV] === 'trainer';
     const vllmCommand = env['FLYWHEEL_VLLM_COMMAND'] || (standIn ? trainerServeCommand({ ...(vllmModel ? { servedModelName: vllmModel } : {}), ...(env['FLYWHEEL_PYTHON'] ? { python: env['FLYWHEEL_PYTHON'] } : {}) }) : spec.vllm?.command);
     if (!spec.model && !vllmCommand) throw new ValidationError('the shard spec names no model, and neither its vllm.command nor FLYWHEEL_VLLM_COMMAND serves one', [{ path: 'model', message: 'required without vLLM' }]);
@@ -136,8 +136,9 @@ export async function main(env: Env = process.env, log: (line: string) => void =
 
     if (vllmCommand) {
       // The variable wins over the spec (an operator running the image by hand), the spec (the checkpoint's
-      // `serving.port`, written by plan-shards) over the default.
-      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? spec.vllm?.port ?? DEFAULT_VLLM_PORT;
+      // `serving.port`, written by plan-shards) over the default; the local stand-in takes a free port of its own,
+      // since shards running at once on one machine would otherwise share the checkpoint's.
+      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? (standIn ? await freeLocalPort() : (spec.vllm?.port ?? DEFAULT_VLLM_PORT));
       const readySeconds = intFrom(env, 'FLYWHEEL_VLLM_READY_TIMEOUT_SECONDS') ?? 900;
       let checkpointDir = env['FLYWHEEL_CHECKPOINT_DIR'];
       if (!checkpointDir && spec.artifactKey) {

@@ -28,6 +28,7 @@ import { sweepKeys } from '../../lib/sweeps/record-keys.ts';
 import { DatasetManifestSchema, SHARD_COLUMNS, type DatasetManifest } from '../../lib/training/schemas.ts';
 import { BUG_LINE, makeCalcSuite } from '../harness/eval/calc-suite.ts';
 import { runCli, startRuntime, type RuntimeProcess } from './runtime-process.ts';
+import { openJobsTarget } from '../../lib/cli/jobs.ts';
 import { startScriptedModelServer, type RecordedRequest, type ScriptStep, type ScriptedModelServer } from '../support/scripted-model-server.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -139,6 +140,24 @@ afterAll(async () => {
   expect(await rt?.stop('SIGTERM')).toBe(0);
   await models?.close();
 });
+
+/** The log lines of every failed job (each failed child of an array job): what a failed shard says went wrong. */
+async function failedJobLogs(): Promise<string> {
+  const { jobs, close } = openJobsTarget({ dataDir });
+  try {
+    const out: string[] = [];
+    for (const job of await jobs.list({ status: 'FAILED' })) {
+      const children = job.arraySize && job.arraySize > 1 ? (await jobs.children(job.jobId)).filter((c) => c.status === 'FAILED') : [{ index: undefined, statusReason: job.statusReason }];
+      for (const child of children) {
+        const logs = await jobs.logs(job.jobId, { ...(child.index !== undefined ? { arrayIndex: child.index } : {}), limit: 400 });
+        out.push(`${job.name}[${child.index ?? '-'}] ${child.statusReason ?? ''}\n${logs.lines.map((l) => l.message).join('\n')}`);
+      }
+    }
+    return out.join('\n---\n');
+  } finally {
+    await close();
+  }
+}
 
 const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
   const res = await fetch(`${rt.url}${path}`, {
@@ -278,7 +297,7 @@ describe('scripted rollouts → decisions → dataset → tiny model trained →
 
     // Its sweep: the trainer's server stood in for vLLM; the random model fails, as attempts with its own token ids.
     const evaluated = await api(`/v1/sweeps/${encodeURIComponent(ended.sweepId as string)}`);
-    expect(evaluated.json.sweep.status, JSON.stringify(evaluated.json)).toBe('succeeded');
+    if (evaluated.json.sweep.status !== 'succeeded') expect.fail(`sweep ${evaluated.json.sweep.status}: ${JSON.stringify(evaluated.json.failedShards)}\n${await failedJobLogs()}`);
     const ownAttempts: AttemptRecord[] = [];
     for (const mode of evaluated.json.sweep.modes as Array<'strict' | 'lenient'>) ownAttempts.push(...(await sweepAttempts(ended.sweepId as string, ended.checkpointId as string, mode)).attempts);
     expect(ownAttempts.length).toBeGreaterThan(0);
