@@ -12,8 +12,10 @@ from flywheel_trainer.policy.demo_textual_feedback import (
     REAL_TOOLS,
     DemoConfig,
     Env,
+    Locality,
     _HELDOUT_FILES,
     bad_tool_prob,
+    episodes,
     markdown_table,
     tasks,
     train_run,
@@ -40,9 +42,35 @@ def test_the_decision_span_ends_at_the_tool_name_and_the_hint_sits_before_the_as
     assert env.prompt(task, hint=True) == env.prompt(task) + env.hint_ids
 
 
+def test_an_episode_of_six_decisions_has_one_bad_turn_its_span_and_the_hint_right_before_it():
+    _, tok = build_tiny_model(seed=0)
+    env = Env(tok, decisions=6)
+    cfg = DemoConfig(episode_decisions=6)
+    assert cfg.bad_turn == 3
+    episode = episodes(_HELDOUT_FILES, 6, seed=1, bad_turn=3)[0]
+    assert len(episode) == 6 and episode[3].text.startswith("Find the docs for")
+    bad = env.scripted(episode, bad_turn=3)
+    good = env.scripted(episode)
+    assert bad.tools == [t.tool for t in episode[:3]] + [BAD_TOOL] + [t.tool for t in episode[4:]]
+    assert not bad.ok() and good.ok() and bad.failing_turn(0) == 3 and good.failing_turn(3) == 3
+    s, e = bad.spans[3]
+    assert tok.decode(bad.ids[s:e]) == '<|assistant|><tool_call>{"name": "search_web'
+    assert tok.decode(bad.ids[:s]).endswith("<|user|>Step 4: " + episode[3].text + "<|end|>")
+    # The student's tokens: its six turns, not the environment's replies or the questions.
+    assert sum(bad.model) == sum(len(env.completion(t, a)) for t, a in [(x.tool, x.args) for x in episode[:3]] + [(BAD_TOOL, {"q": "a.py"})] + [(x.tool, x.args) for x in episode[4:]])
+    assert tok.decode([i for i, m in zip(bad.ids, bad.model) if not m]).count("<|tool|>") == 5
+    hinted = env.scripted(episode, hint_turn=3)
+    h = len(env.hint_ids)
+    assert hinted.ids == good.ids[: good.spans[3][0]] + env.hint_ids + good.ids[good.spans[3][0] :]
+    assert hinted.spans[:3] == good.spans[:3] and hinted.spans[3] == (good.spans[3][0] + h, good.spans[3][1] + h)
+    # Locality counts every student token but the bad decision's span: five whole turns and turn 4's arguments.
+    locality = Locality(build_tiny_model(seed=0)[0], env, [episode], bad_turn=3)
+    assert int(locality.mask[0].sum()) == sum(bad.model) - (e - s)
+
+
 def test_decision_term_lowers_the_bad_tool_more_than_the_outcome_term_in_the_same_steps():
     torch.set_num_threads(2)
-    cfg = DemoConfig(seeds=1, sft_steps=300, max_steps=STEPS, threshold=1e-9, lr=3e-4)
+    cfg = DemoConfig(seeds=1, sft_steps=200, max_steps=STEPS, threshold=1e-9, lr=3e-4)
     model, env = warm_start(0, cfg, SHARE)
     heldout = tasks(_HELDOUT_FILES)
     start = bad_tool_prob(model, env, heldout)
