@@ -26,7 +26,8 @@ import { createModel } from '../../lib/models/create-model.ts';
 import { JUDGE_MODEL_ENV } from '../../lib/modes/modes-models.ts';
 import { rolloutPortsFromEnv, type RolloutPorts } from './rollout-ports.ts';
 import { fetchCheckpoint } from './fetch-checkpoint.ts';
-import { freeLocalPort, startVllmSidecar, TRAINER_DIR, trainerServeCommand, VLLM_STAND_IN_ENV, type VllmSidecar } from './vllm-sidecar.ts';
+import { freePort } from '../../lib/shared/free-port.ts';
+import { startVllmSidecar, TRAINER_DIR, trainerServeCommand, VLLM_STAND_IN_ENV, type VllmSidecar } from './vllm-sidecar.ts';
 import { DEFAULT_VLLM_PORT } from '../../lib/rollout/vllm-port.ts';
 
 /** Every variable the entry point reads, for the README and the job definition. */
@@ -138,7 +139,7 @@ export async function main(env: Env = process.env, log: (line: string) => void =
       // The variable wins over the spec (an operator running the image by hand), the spec (the checkpoint's
       // `serving.port`, written by plan-shards) over the default; the local stand-in takes a free port of its own,
       // since shards running at once on one machine would otherwise share the checkpoint's.
-      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? (standIn ? await freeLocalPort() : (spec.vllm?.port ?? DEFAULT_VLLM_PORT));
+      const port = intFrom(env, 'FLYWHEEL_VLLM_PORT') ?? (standIn ? await freePort() : (spec.vllm?.port ?? DEFAULT_VLLM_PORT));
       const readySeconds = intFrom(env, 'FLYWHEEL_VLLM_READY_TIMEOUT_SECONDS') ?? 900;
       let checkpointDir = env['FLYWHEEL_CHECKPOINT_DIR'];
       if (!checkpointDir && spec.artifactKey) {

@@ -9,7 +9,6 @@
  * try { createModel(`openai:${vllm.model}@${vllm.baseUrl}`); … } finally { await vllm.stop(); }
  */
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TransientError } from '../../lib/errors.ts';
 
@@ -35,18 +34,6 @@ export function trainerServeCommand(options: { servedModelName?: string; python?
   const quote = (a: string) => (/^[A-Za-z0-9._:/=@+-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
   const name = options.servedModelName ? ` --served-model-name ${quote(options.servedModelName)}` : '';
   return `exec ${quote(options.python || 'python3')} -m flywheel_trainer serve --model "$FLYWHEEL_CHECKPOINT_DIR" --port "$FLYWHEEL_VLLM_PORT"${name}`;
-}
-
-/**
- * A port nothing listens on now (the OS picks it): the local stand-in's own, so two shards running at once on one
- * machine never share one (on Batch each job has its node's port to itself, and keeps the checkpoint's).
- */
-export async function freeLocalPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface VllmSidecarOptions {

@@ -6,9 +6,23 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { StageSettings } from '../config/stages.ts';
+import type { ArtifactsBucket } from './artifacts-bucket.ts';
+import type { RecordsTable } from './records-table.ts';
 import { type FlywheelFunction, retentionDays } from './flywheel-function.ts';
 import { nagResourceLabel } from './nag-resource-label.ts';
+
+/** What every workflow construct (the sweep, the judge derivation, training) is given by the Workflows stack. */
+export interface WorkflowConstructProps {
+  settings: StageSettings;
+  records: RecordsTable;
+  blobs: ArtifactsBucket;
+  bus: IEventBus;
+  alarmTopic: ITopic;
+  /** Variables every function gets (the AWS ports' configuration). */
+  environment: Record<string, string>;
+}
 
 export interface FlywheelStateMachineProps {
   settings: StageSettings;

@@ -41,13 +41,10 @@ export class WorkflowsStack extends Stack {
     super(scope, id, props);
     const { settings, data, compute } = props;
     const environment = functionEnvironment(data, props.bus);
+    // What each workflow construct is given (`WorkflowConstructProps`).
+    const workflow = { settings, records: data.records, blobs: data.blobs, bus: props.bus, alarmTopic: props.alarmTopic, environment };
     this.sweep = new SweepStateMachine(this, 'Sweep', {
-      settings,
-      records: data.records,
-      blobs: data.blobs,
-      bus: props.bus,
-      alarmTopic: props.alarmTopic,
-      environment,
+      ...workflow,
       gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
       rollout: compute.rollout,
     });
@@ -62,22 +59,12 @@ export class WorkflowsStack extends Stack {
     this.sweepAlarms = new SweepExecutionAlarms(this, 'SweepExecutionAlarms', { sweep: this.sweep, alarmTopic: props.alarmTopic });
     this.sweepNotices = new SweepNotices(this, 'SweepNotices', { bus: props.bus, alarmTopic: props.alarmTopic });
     this.deriveJudges = new DeriveJudgesStateMachine(this, 'DeriveJudges', {
-      settings,
-      records: data.records,
-      blobs: data.blobs,
-      bus: props.bus,
-      alarmTopic: props.alarmTopic,
-      environment,
+      ...workflow,
       cpuJobQueueArn: compute.cpu.queue.jobQueueArn,
       jobLogs: compute.jobLogs,
     });
     this.training = new TrainStateMachine(this, 'Training', {
-      settings,
-      records: data.records,
-      blobs: data.blobs,
-      bus: props.bus,
-      alarmTopic: props.alarmTopic,
-      environment,
+      ...workflow,
       gpuJobQueueArn: compute.gpu.queue.jobQueueArn,
       trainerRepository: this.deriveJudges.trainer.repository,
       jobLogs: compute.jobLogs,

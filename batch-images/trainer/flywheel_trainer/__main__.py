@@ -89,6 +89,30 @@ class Blobs:
                     raise TrainingDataError(f"no blob s3://{self.bucket}/{key}") from error
                 raise
 
+    def exists(self, key: str) -> bool:
+        if self.root is not None:
+            return (self.root / key).is_file()
+        from botocore.exceptions import ClientError  # only in the image, for S3
+
+        try:
+            self._s3.head_object(Bucket=self.bucket, Key=key)
+            return True
+        except ClientError as error:
+            if str(error.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under ``prefix/`` (a checkpoint folder's files), sorted."""
+        prefix = prefix.rstrip("/") + "/"
+        if self.root is not None:
+            folder = self.root / prefix
+            return sorted(str(p.relative_to(self.root)) for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")) if folder.is_dir() else []
+        keys = []
+        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        return sorted(keys)
+
     def put(self, key: str, src: Path) -> None:
         if self.root is not None:
             target = self.root / key

@@ -5,16 +5,12 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { addFlywheelStateMachine } from '../../constructs/flywheel-state-machine.ts';
+import { addFlywheelStateMachine, type WorkflowConstructProps } from '../../constructs/flywheel-state-machine.ts';
 import { grantJobAccess, type JobAccess } from '../../constructs/job-access.ts';
 import { JobImage } from '../../constructs/job-image.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { CHECKPOINT_REGISTERED } from '../../registry/register-checkpoint.ts';
@@ -35,14 +31,7 @@ export const TRAINER_JOB_ACCESS: JobAccess = {
   records: { read: [], write: [] },
 };
 
-export interface DeriveJudgesStateMachineProps {
-  settings: StageSettings;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  bus: events.IEventBus;
-  alarmTopic: ITopic;
-  /** Variables every function gets (the AWS ports' configuration). */
-  environment: Record<string, string>;
+export interface DeriveJudgesStateMachineProps extends WorkflowConstructProps {
   /** The CPU pool's fair-share queue (the trainer runs there under the `data-and-reward` share). */
   cpuJobQueueArn: string;
   /** The compute stack's job log group. */

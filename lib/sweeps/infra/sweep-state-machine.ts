@@ -1,28 +1,16 @@
 import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
-import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { addFlywheelStateMachine } from '../../constructs/flywheel-state-machine.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
+import { addFlywheelStateMachine, type WorkflowConstructProps } from '../../constructs/flywheel-state-machine.ts';
 import { LAMBDA_STEP_TIMEOUT_SECONDS, sweepDefinition } from '../workflow/sweep.asl.ts';
 import { ROLLOUT_JOB_DEFINITION_VARIABLE, SWEEP_STEP_NAMES, type SweepStepName } from '../workflow/sweep-steps.ts';
 import type { JobImage } from '../../constructs/job-image.ts';
 import { sweepStateMachineName } from './grant-sweep-executions.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 
-export interface SweepStateMachineProps {
-  settings: StageSettings;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  bus: IEventBus;
-  alarmTopic: ITopic;
-  /** Variables every function gets (the AWS ports' configuration). */
-  environment: Record<string, string>;
+export interface SweepStateMachineProps extends WorkflowConstructProps {
   gpuJobQueueArn: string;
   /**
    * The rollout image (`lib/constructs/job-image.ts`): plan-shards registers its clones per environment image and

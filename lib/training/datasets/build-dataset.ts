@@ -49,7 +49,7 @@ import { listUsableDecisions } from '../decisions/list-decisions.ts';
 import { addDatasetToDecision } from '../decisions/store-decision.ts';
 import { DatasetManifestSchema, DatasetSelectionSchema, datasetKeys, type DatasetManifest } from '../schemas.ts';
 import { listDatasetSources } from './dataset-sources.ts';
-import { heldOutCheck, type HeldOutReason } from './held-out.ts';
+import { cached, heldOutCheck, type HeldOutReason } from './held-out.ts';
 import { encodeShard, rowTokens } from './parquet-shard.ts';
 import { trajectoryRows, type DatasetDecision, type ShardRow } from './trajectory-rows.ts';
 
@@ -136,9 +136,10 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
   });
   const offset = sources.attempts.length;
   // The vote that counts is each feedbackKey's current one; consent is asked of it.
+  const currentOf = new Map<string, Promise<StoredFeedbackEvent>>();
   const current = new Map<string, StoredFeedbackEvent>();
   await forEachLimited(sources.feedback, concurrency, async (e) => {
-    if (!current.has(e.feedbackKey)) current.set(e.feedbackKey, await currentEventOf({ ports }, e));
+    current.set(e.feedbackKey, await cached(currentOf, e.feedbackKey, () => currentEventOf({ ports }, e)));
   });
   const consentingOn = new Map<string, Set<string>>();
   const chosen: StoredFeedbackEvent[] = [];
@@ -184,9 +185,10 @@ export async function buildDataset(ports: BuildDatasetPorts, rawInput: BuildData
     }
     rows.push(...out.rows);
     used.push(rollout.source);
+    const byId = new Map(decisions.map((d) => [d.decisionId, d]));
     for (const id of out.usedDecisions) {
       usedDecisions.add(id);
-      decisionAttempt.set(id, decisions.find((d) => d.decisionId === id)!.trajectory.attemptId);
+      decisionAttempt.set(id, byId.get(id)!.trajectory.attemptId);
     }
     for (const s of out.skippedDecisions) excluded.push({ ref: `decision:${s.decisionId}`, reason: s.reason });
   }

@@ -80,7 +80,8 @@ export function heldOutCheck(ports: Pick<Ports, 'records' | 'blobs'>): HeldOutCh
   };
 }
 
-function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+/** The promise of `load()` for `key`, made once: concurrent callers of one key share it. */
+export function cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
   let p = map.get(key);
   if (!p) {
     p = load();

@@ -6,16 +6,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
 import { noticeRule } from '../../constructs/chat-notification.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { addFlywheelStateMachine, alarmOnExecutions } from '../../constructs/flywheel-state-machine.ts';
+import { addFlywheelStateMachine, alarmOnExecutions, type WorkflowConstructProps } from '../../constructs/flywheel-state-machine.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { STALL_CHECK_JOB_QUEUE_ENV } from '../runs/check-stalled-runs.ts';
@@ -28,14 +24,7 @@ import { PolicyTrainerJob } from './policy-trainer-job.ts';
 /** How often the stall check looks at running runs' heartbeats (a run's `stallMinutes` is at least 1). */
 export const STALL_CHECK_RATE_MINUTES = 5;
 
-export interface TrainStateMachineProps {
-  settings: StageSettings;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  bus: events.IEventBus;
-  alarmTopic: ITopic;
-  /** Variables every function gets (the AWS ports' configuration). */
-  environment: Record<string, string>;
+export interface TrainStateMachineProps extends WorkflowConstructProps {
   /** The GPU pool's fair-share queue (the trainer runs there under the `training` share). */
   gpuJobQueueArn: string;
   /** The trainer image's repository (`batch-images/trainer`). */

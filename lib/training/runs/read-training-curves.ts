@@ -19,6 +19,19 @@ export const CURVE_MAX_POINTS = 2000;
 /** Of a larger metrics file only its last this-many bytes are parsed. */
 export const METRICS_READ_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/** One metrics line, or undefined for a blank, torn or malformed one (skipped, as a partly written file has). */
+function parseLine(text: string): TrainingMetricsLine | undefined {
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const line = TrainingMetricsLineSchema.safeParse(value);
+  return line.success ? line.data : undefined;
+}
+
 function parseLines(bytes: Uint8Array): TrainingMetricsLine[] {
   let view = bytes;
   if (view.length > METRICS_READ_LIMIT_BYTES) {
@@ -29,15 +42,8 @@ function parseLines(bytes: Uint8Array): TrainingMetricsLine[] {
   }
   const lines: TrainingMetricsLine[] = [];
   for (const text of Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('utf8').split('\n')) {
-    if (text.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      continue;
-    }
-    const line = TrainingMetricsLineSchema.safeParse(value);
-    if (line.success) lines.push(line.data);
+    const line = parseLine(text);
+    if (line) lines.push(line);
   }
   return lines;
 }
@@ -60,7 +66,16 @@ export async function readTrainingCurves(ports: Pick<Ports, 'blobs'>, runId: str
 /** The newest metrics line (the trainer's heartbeat), or undefined before its first step. */
 export async function lastMetricsLine(ports: Pick<Ports, 'blobs'>, runId: string): Promise<TrainingMetricsLine | undefined> {
   const bytes = await ports.blobs.get(trainingRunKeys(runId).metrics);
-  return bytes ? parseLines(bytes).at(-1) : undefined;
+  if (!bytes) return undefined;
+  // From the end: the newest valid line, without parsing every step before it.
+  let end = bytes.length;
+  while (end > 0) {
+    const start = bytes.lastIndexOf(10, end - 1) + 1;
+    const line = parseLine(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8'));
+    if (line) return line;
+    end = start - 1;
+  }
+  return undefined;
 }
 
 /** What the trainer writes to `trainingRunKeys(runId).heartbeat` every step (a few bytes, unlike the metrics). */

@@ -28,7 +28,7 @@ from ..reward_model import TrainingDataError
 from .checkpoint import METADATA_FILE, WEIGHTS_FILE, load_checkpoint, save_checkpoint
 from .shards import ShardDataError, parse_manifest, read_shard
 from .tiny import SHAPES, build_tiny_model
-from .train import STATE_FILE, PolicyTrainer, TrainerConfig, TrainerConfigError, held_out_split
+from .train import STATE_FILE, PolicyTrainer, TrainerConfig, TrainerConfigError, held_out_split, with_lora
 
 
 class BaseModelError(TrainingDataError):
@@ -40,32 +40,6 @@ def _blobs(env: dict[str, str]):
     from ..__main__ import Blobs
 
     return Blobs(env)
-
-
-def blob_exists(blobs, key: str) -> bool:
-    if blobs.root is not None:
-        return (blobs.root / key).is_file()
-    from botocore.exceptions import ClientError
-
-    try:
-        blobs._s3.head_object(Bucket=blobs.bucket, Key=key)
-        return True
-    except ClientError as error:
-        if str(error.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
-            return False
-        raise
-
-
-def blob_keys(blobs, prefix: str) -> list[str]:
-    """The keys under ``prefix/`` (a checkpoint folder's files)."""
-    prefix = prefix.rstrip("/") + "/"
-    if blobs.root is not None:
-        folder = blobs.root / prefix
-        return sorted(str(p.relative_to(blobs.root)) for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")) if folder.is_dir() else []
-    keys = []
-    for page in blobs._s3.get_paginator("list_objects_v2").paginate(Bucket=blobs.bucket, Prefix=prefix):
-        keys.extend(obj["Key"] for obj in page.get("Contents", []))
-    return sorted(keys)
 
 
 def stage_base(base: str, blobs, work: Path) -> tuple[Callable[[], tuple[torch.nn.Module, Any]], dict[str, Any]]:
@@ -81,7 +55,7 @@ def stage_base(base: str, blobs, work: Path) -> tuple[Callable[[], tuple[torch.n
             raise BaseModelError(f"FLYWHEEL_BASE_MODEL: expected tiny:<seed>[:{'|'.join(SHAPES)}], got {base!r}")
         return (lambda: build_tiny_model(int(seed_text), shape or "tiny")), {"base": base}
     if kind == "blob":
-        keys = blob_keys(blobs, rest)
+        keys = blobs.keys(rest)
         if not keys:
             raise BaseModelError(f"FLYWHEEL_BASE_MODEL: no checkpoint files under blob prefix {rest!r}")
         folder = work / "base"
@@ -154,12 +128,12 @@ def run_policy_job(env: dict[str, str]) -> dict[str, Any]:
             lines: list[dict[str, Any]] = []
             state_blob = f"{state_key}/{STATE_FILE}" if state_key else None
             resumed_from = None
-            if state_blob and blob_exists(blobs, state_blob):
+            if state_blob and blobs.exists(state_blob):
                 blobs.get(state_blob, work / STATE_FILE)
                 trainer.load_state(work / STATE_FILE)
                 resumed_from = trainer.step_count
                 # Keep the metrics of the steps the state covers; later lines are redone.
-                if metrics_key and blob_exists(blobs, metrics_key):
+                if metrics_key and blobs.exists(metrics_key):
                     blobs.get(metrics_key, work / "old-metrics.jsonl")
                     for line in (work / "old-metrics.jsonl").read_text(encoding="utf-8").splitlines():
                         try:
@@ -217,9 +191,7 @@ def run_policy_job(env: dict[str, str]) -> dict[str, Any]:
                 if world.rank == 0:
                     plain, _ = build()
                     if config.lora:
-                        from peft import LoraConfig, get_peft_model
-
-                        plain = get_peft_model(plain, LoraConfig(r=config.lora["rank"], lora_alpha=config.lora["alpha"], lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"))
+                        plain = with_lora(plain, config)
                     plain.load_state_dict(state)
                     final_model = plain
             else:

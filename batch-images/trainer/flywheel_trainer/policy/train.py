@@ -187,6 +187,14 @@ def set_seed(seed: int) -> None:
         pass
 
 
+def with_lora(model: torch.nn.Module, config: "TrainerConfig") -> torch.nn.Module:
+    """``model`` wrapped in the LoRA adapter ``config.lora`` asks for (every linear layer); one definition, so a model
+    rebuilt to load a trained state (rank 0 after FSDP) has the same parameter names as the one trained."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(r=config.lora["rank"], lora_alpha=config.lora["alpha"], lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"))
+
+
 class PolicyTrainer:
     """One training run over ``rows``: ``step()`` takes one optimiser step; ``save_state`` / ``load_state`` resume.
 
@@ -226,9 +234,7 @@ class PolicyTrainer:
         self._advantage = {id(r): float(a) for r, a in zip(every, advantages)}
         set_seed(config.seed)
         if config.lora:
-            from peft import LoraConfig, get_peft_model
-
-            model = get_peft_model(model, LoraConfig(r=config.lora["rank"], lora_alpha=config.lora["alpha"], lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"))
+            model = with_lora(model, config)
         model.to(self.device)
         self._initial_held_out = self._held_out_rows(model) if self.held_out else None
         # The rejected-token probability is measured on the same rows before and after (a fixed choice).
