@@ -2,6 +2,7 @@ import type { BlobsPort } from './blobs.ts';
 import type { EventsPort } from './events.ts';
 import type { JobsPort } from './jobs.ts';
 import type { MetricsPort } from './metrics.ts';
+import type { QueryPort } from './query.ts';
 import type { QueuePort } from './queue.ts';
 import type { RecordsPort } from './records.ts';
 import type { WorkflowsPort } from './workflows.ts';
@@ -24,6 +25,8 @@ export interface Ports {
   jobs?: JobsPort;
   /** State machine executions (`sweep`, …); absent where a process starts none. `POST /v1/sweeps` needs it. */
   workflows?: WorkflowsPort;
+  /** SQL over the raw archive (Athena on AWS, DuckDB locally); absent where a process runs no analysis. */
+  query?: QueryPort;
   /** Injected so tests control time. */
   now: () => Date;
 }
