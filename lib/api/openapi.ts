@@ -19,6 +19,10 @@ import { JUDGES_OPERATIONS } from '../judges/http/operations.ts';
 import { ANNOTATION_OPERATIONS } from '../judges/http/annotation-operations.ts';
 import { TRAINING_OPERATIONS } from '../training/http/operations.ts';
 import { DECISIONS_OPERATIONS } from '../training/http/decision-operations.ts';
+// import experiments: ingest
+// import experiments: lifecycle and assignment
+// import experiments: analysis
+// import experiments: decisions and incumbent
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -85,6 +89,10 @@ export const OPERATIONS: Record<string, Operation> = {
   ...ANNOTATION_OPERATIONS,
   ...TRAINING_OPERATIONS,
   ...DECISIONS_OPERATIONS,
+  // spread experiments: ingest
+  // spread experiments: lifecycle and assignment
+  // spread experiments: analysis
+  // spread experiments: decisions and incumbent
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

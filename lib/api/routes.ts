@@ -98,6 +98,10 @@ export const routes: RouteSpec[] = [
   { method: 'POST', path: '/v1/training-runs/{runId}/resume', operationId: 'resumeTrainingRun', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeResumeTrainingRunHandler },
   { method: 'GET', path: '/v1/decisions', operationId: 'listDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeListDecisionsHandler },
   { method: 'GET', path: '/v1/decisions/{decisionId}', operationId: 'getDecision', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeGetDecisionHandler },
+  // experiments: ingest (metrics, exposures, metric definitions)
+  // experiments: lifecycle and assignment
+  // experiments: analysis
+  // experiments: decisions and incumbent
   { method: 'POST', path: '/v1/decisions/extract', operationId: 'extractDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeExtractDecisionsHandler },
 ];
 
