@@ -12,6 +12,7 @@ import { requireJsonContentType } from './middlewares/require-json-content-type.
 export const BODY_LIMITS = {
   feedback: 5 * 1024 * 1024,
   reports: 512 * 1024,
+  onlineEvents: 2 * 1024 * 1024, // POST /v1/metrics and /v1/exposures: 500 items of ≤ ~2.2 KB each
 } as const;
 
 /**

@@ -20,9 +20,13 @@ import { ANNOTATION_OPERATIONS } from '../judges/http/annotation-operations.ts';
 import { TRAINING_OPERATIONS } from '../training/http/operations.ts';
 import { DECISIONS_OPERATIONS } from '../training/http/decision-operations.ts';
 // import experiments: ingest
+import { EXPERIMENT_INGEST_OPERATIONS } from '../experiments/http/ingest-operations.ts';
 // import experiments: lifecycle and assignment
+import { LIFECYCLE_OPERATIONS } from '../experiments/http/lifecycle-operations.ts';
 // import experiments: analysis
+import { ANALYSIS_OPERATIONS } from '../experiments/http/analysis-operations.ts';
 // import experiments: decisions and incumbent
+import { EXPERIMENT_DECISION_OPERATIONS } from '../experiments/http/decision-operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -90,9 +94,13 @@ export const OPERATIONS: Record<string, Operation> = {
   ...TRAINING_OPERATIONS,
   ...DECISIONS_OPERATIONS,
   // spread experiments: ingest
+  ...EXPERIMENT_INGEST_OPERATIONS,
   // spread experiments: lifecycle and assignment
+  ...LIFECYCLE_OPERATIONS,
   // spread experiments: analysis
+  ...ANALYSIS_OPERATIONS,
   // spread experiments: decisions and incumbent
+  ...EXPERIMENT_DECISION_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

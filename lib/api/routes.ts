@@ -45,6 +45,23 @@ import {
   makeStopTrainingRunHandler,
 } from '../training/http/training-run-handlers.ts';
 import { makeExtractDecisionsHandler, makeGetDecisionHandler, makeListDecisionsHandler } from '../training/http/decision-handlers.ts';
+import {
+  makeCreateExperimentHandler,
+  makeGetExperimentHandler,
+  makeListExperimentsHandler,
+  makeStartExperimentHandler,
+  makeStopExperimentHandler,
+} from '../experiments/http/lifecycle-handlers.ts';
+import { makeAssignUnitsHandler } from '../experiments/http/assignment-handler.ts';
+import { makeAnalyzeExperimentHandler, makeGetExperimentLiftChartHandler, makeListExperimentAnalysesHandler } from '../experiments/http/analysis-handlers.ts';
+import { makeDecideExperimentHandler } from '../experiments/http/decision-handlers.ts';
+import { makeGetIncumbentHandler } from '../registry/http/get-incumbent.ts';
+import {
+  makeListMetricDefinitionsHandler,
+  makePostExposuresHandler,
+  makePostMetricsHandler,
+  makePutMetricDefinitionHandler,
+} from '../experiments/http/ingest-handlers.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -99,9 +116,24 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/decisions', operationId: 'listDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeListDecisionsHandler },
   { method: 'GET', path: '/v1/decisions/{decisionId}', operationId: 'getDecision', lambda: 'training/api', apiKeyRequired: true, scope: 'read', make: makeGetDecisionHandler },
   // experiments: ingest (metrics, exposures, metric definitions)
+  { method: 'POST', path: '/v1/metrics', operationId: 'postMetrics', lambda: 'feedback/ingest', apiKeyRequired: true, scope: 'ingest', make: makePostMetricsHandler },
+  { method: 'POST', path: '/v1/exposures', operationId: 'postExposures', lambda: 'feedback/ingest', apiKeyRequired: true, scope: 'ingest', make: makePostExposuresHandler },
+  { method: 'POST', path: '/v1/metric-definitions', operationId: 'putMetricDefinition', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makePutMetricDefinitionHandler },
+  { method: 'GET', path: '/v1/metric-definitions', operationId: 'listMetricDefinitions', lambda: 'experiments/api', apiKeyRequired: true, scope: 'read', make: makeListMetricDefinitionsHandler },
   // experiments: lifecycle and assignment
+  { method: 'POST', path: '/v1/experiments', operationId: 'createExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeCreateExperimentHandler },
+  { method: 'GET', path: '/v1/experiments', operationId: 'listExperiments', lambda: 'experiments/api', apiKeyRequired: true, scope: 'read', make: makeListExperimentsHandler },
+  { method: 'GET', path: '/v1/experiments/{id}', operationId: 'getExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'read', make: makeGetExperimentHandler },
+  { method: 'POST', path: '/v1/experiments/{id}/start', operationId: 'startExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeStartExperimentHandler },
+  { method: 'POST', path: '/v1/experiments/{id}/stop', operationId: 'stopExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeStopExperimentHandler },
+  { method: 'POST', path: '/v1/assignments', operationId: 'assignUnits', lambda: 'experiments/assign', apiKeyRequired: true, scope: 'ingest', make: makeAssignUnitsHandler },
   // experiments: analysis
+  { method: 'POST', path: '/v1/experiments/{id}/analyze', operationId: 'analyzeExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeAnalyzeExperimentHandler },
+  { method: 'GET', path: '/v1/experiments/{id}/analyses', operationId: 'listExperimentAnalyses', lambda: 'experiments/api', apiKeyRequired: true, scope: 'read', make: makeListExperimentAnalysesHandler },
+  { method: 'GET', path: '/v1/experiments/{id}/lift/{metric}', operationId: 'getExperimentLiftChart', lambda: 'experiments/api', apiKeyRequired: true, scope: 'read', make: makeGetExperimentLiftChartHandler },
   // experiments: decisions and incumbent
+  { method: 'POST', path: '/v1/experiments/{id}/decide', operationId: 'decideExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeDecideExperimentHandler },
+  { method: 'GET', path: '/v1/incumbent', operationId: 'getIncumbent', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetIncumbentHandler },
   { method: 'POST', path: '/v1/decisions/extract', operationId: 'extractDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeExtractDecisionsHandler },
 ];
 

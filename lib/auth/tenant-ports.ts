@@ -7,7 +7,8 @@
  *   come back without it), so no key, list or index of one tenant reaches another's items;
  * - blobs: keys get `tenants/<tenant>/` (listed keys come back without it);
  * - ingest queue: each message (a JSON object) carries `"tenant"`, so the processor scopes its ports the same way;
- * - events: each event's detail carries `tenant`, so the consumers (failure modes) scope theirs.
+ * - events: each event's detail carries `tenant`, so the consumers (failure modes) scope theirs;
+ * - query: the engine's view for the tenant (`query.forTenant`), whose `tenant` the analyses' SQL names.
  *
  * The `default` tenant keeps today's un-prefixed keys, so existing data and callers keep working; no other tenant's
  * keys can be named through it (record partitions of use cases start with a fixed type, `FEEDBACK#`, `SUITE#`…,
@@ -48,6 +49,7 @@ export function scopePortsToTenant<P extends Ports>(ports: P, tenant: string): P
     blobs: new TenantBlobs(ports.blobs, tenantBlobPrefix(tenant)),
     ingestQueue: new TenantQueue(ports.ingestQueue, tenant),
     events: new TenantEvents(ports.events, tenant),
+    ...(ports.query ? { query: ports.query.forTenant(tenant) } : {}),
   } as P;
   // The sweep workflow and the jobs it submits run over the root ports (lib/sweeps/workflow): until they carry the
   // tenant, a tenant other than default cannot start them (POST /v1/sweeps answers 403).

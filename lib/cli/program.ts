@@ -14,6 +14,7 @@ import { registerStartCommand } from './start.ts';
 import { registerSuiteCommands } from './suite.ts';
 import { registerSweepCommands } from './sweep.ts';
 import { registerTrainCommands } from './train.ts';
+import { registerExperimentCommands } from './experiment.ts';
 
 /**
  * The `flywheel` CLI: one file per command group under `lib/cli/`; a later issue adds its group here.
@@ -40,5 +41,6 @@ export function buildProgram(): Command {
   registerKeysCommands(program);
   registerRewardSpecCommands(program);
   registerTrainCommands(program);
+  registerExperimentCommands(program);
   return program;
 }

@@ -170,6 +170,20 @@ export interface StageSettings {
    * a cron expression in Scheduler's syntax `cron(min hour day-of-month month day-of-week year)` and its time zone.
    */
   sweepSchedule: { expression: string; timezone: string; enabled: boolean };
+  experiments: ExperimentSettings;
+}
+
+/** The experiments' schedule and defaults (`lib/experiments/schedule/`, `lib/experiments/proposals/`). */
+export interface ExperimentSettings {
+  /**
+   * When every running experiment is analysed and acted on (a guardrail breach or SRM stops the arm, a held ramp step
+   * widens): Scheduler's `cron(...)` syntax; locally the runtime's timer, off with FLYWHEEL_SCHEDULE=off.
+   */
+  schedule: { expression: string; timezone: string; enabled: boolean };
+  /** Units per arm a proposed experiment (from a training run) plans for, until a person sets a power calculation. */
+  proposalUnitsPerArm: number;
+  /** Whether the schedule's notices go to people (log always; Slack when FLYWHEEL_SLACK_WEBHOOK_URL is set). */
+  notify: boolean;
 }
 
 const base: Omit<StageSettings, 'stage'> = {
@@ -204,6 +218,8 @@ const base: Omit<StageSettings, 'stage'> = {
   judges: { pricing: [] },
   // Nightly at 02:00 UTC over the active suites and the newest checkpoints.
   sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
+  // Every 15 minutes: a guardrail breach stops its arm within a quarter of an hour of the data that shows it.
+  experiments: { schedule: { expression: 'cron(0/15 * * * ? *)', timezone: 'UTC', enabled: true }, proposalUnitsPerArm: 5000, notify: true },
 };
 
 export const STAGES: Record<StageName, StageSettings> = {

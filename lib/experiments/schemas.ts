@@ -353,7 +353,7 @@ export const ExperimentOriginSchema = z.discriminatedUnion('kind', [
 /** The stored experiment: its definition and where it stands. */
 export const ExperimentRecordSchema = z
   .strictObject({
-    definition: z.custom<ExperimentDefinition>((v) => typeof v === 'object' && v !== null),
+    definition: z.custom<ExperimentDefinition>((v) => typeof v === 'object' && v !== null).openapi({ type: 'object', description: 'The definition as created (ExperimentInput with its defaults applied).' }),
     status: ExperimentStatusSchema,
     /** Units per arm the power calculation (or the author) planned. */
     plannedUnitsPerArm: z.number().int().positive(),
@@ -492,6 +492,8 @@ export const ExperimentAnalysisSchema = z
     from: isoDateTime,
     to: isoDateTime,
     unitsPerArm: z.record(z.string(), z.number()),
+    /** Units exposed in more than one arm: left out of every metric and of the sample-ratio check. */
+    excludedUnits: z.number().int().min(0).optional(),
     plannedUnitsPerArm: z.number(),
     /** Share of the planned sample reached (min over arms). */
     progress: z.number(),

@@ -1,17 +1,31 @@
+import type { Exposure, MetricEvent } from '../experiments/schemas.ts';
 import type { BlobsPort } from '../ports/blobs.ts';
 import type { FeedbackEvent, Report } from './schemas.ts';
 import { blobKeys } from './record-keys.ts';
 
-/** What one ingest request becomes on the queue: all its accepted items, in one message. */
+/** An online metric event as accepted: defaults filled, `occurredAt` in UTC, the request's `receivedAt`. */
+export type IngestedMetricEvent = MetricEvent & { receivedAt: string };
+/** An exposure as accepted. */
+export type IngestedExposure = Exposure & { receivedAt: string };
+
+/**
+ * What one ingest request becomes on the queue: all its accepted items, in one message. `metric` and `exposure`
+ * (`POST /v1/metrics`, `POST /v1/exposures`) ride the same queue and processor as feedback.
+ */
 export type IngestEnvelope =
   | { v: 1; ingestId: string; kind: 'feedback'; receivedAt: string; items: FeedbackEvent[] }
-  | { v: 1; ingestId: string; kind: 'report'; receivedAt: string; items: Report[] };
+  | { v: 1; ingestId: string; kind: 'report'; receivedAt: string; items: Report[] }
+  | { v: 1; ingestId: string; kind: 'metric'; receivedAt: string; items: IngestedMetricEvent[] }
+  | { v: 1; ingestId: string; kind: 'exposure'; receivedAt: string; items: IngestedExposure[] };
+
+export type IngestKind = IngestEnvelope['kind'];
+const INGEST_KINDS: ReadonlySet<string> = new Set<IngestKind>(['feedback', 'report', 'metric', 'exposure']);
 
 /** Sent instead of the envelope when it exceeds the queue message limit; the envelope is in blobs. */
 export interface SpooledEnvelopePointer {
   v: 1;
   ingestId: string;
-  kind: 'feedback' | 'report';
+  kind: IngestKind;
   receivedAt: string;
   spooled: { blobKey: string };
 }
@@ -55,7 +69,7 @@ export async function readEnvelope(blobs: BlobsPort, body: string): Promise<Inge
     if (!bytes) throw new Error(`Spooled envelope ${parsed.spooled.blobKey} is missing`);
     return readEnvelope(blobs, Buffer.from(bytes).toString('utf8'));
   }
-  if ((parsed.kind !== 'feedback' && parsed.kind !== 'report') || !Array.isArray(parsed.items)) {
+  if (typeof parsed.kind !== 'string' || !INGEST_KINDS.has(parsed.kind) || !Array.isArray(parsed.items)) {
     throw new Error(`Ingest envelope ${parsed.ingestId} has no items of a known kind`);
   }
   return parsed as IngestEnvelope;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { toFieldIssues, type FieldIssue } from '../shared/field-issues.ts';
+import type { FieldIssue } from '../shared/field-issues.ts';
+import { checkIngestItems } from '../shared/ingest-items.ts';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
 import { envelopeMessageBody, type IngestEnvelope } from './ingest-envelope.ts';
 import { blobKeys } from './record-keys.ts';
-import { FeedbackBatchShape, type FeedbackEvent, type IngestResult, type ItemResult } from './schemas.ts';
+import { FeedbackBatchShape, type FeedbackEvent, type IngestResult } from './schemas.ts';
 import { validateFeedbackEvent } from './validate-feedback-input.ts';
 
 export interface IngestFeedbackOutcome {
@@ -34,40 +35,22 @@ export async function ingestFeedback(ports: Ports, body: unknown): Promise<Inges
   const receivedAt = now.toISOString();
   const ingestId = randomUUID();
 
-  const isBatch = body !== null && typeof body === 'object' && !Array.isArray(body) && 'events' in body;
-  let raws: unknown[];
-  if (isBatch) {
-    const shape = FeedbackBatchShape.safeParse(body);
-    if (!shape.success) throw new ValidationError('Invalid feedback batch', toFieldIssues(shape.error.issues));
-    raws = shape.data.events;
-  } else {
-    raws = [body];
-  }
-
-  const results: ItemResult[] = new Array(raws.length);
+  const checked = checkIngestItems(body, {
+    batchField: 'events',
+    batchShape: FeedbackBatchShape,
+    what: 'feedback batch',
+    idField: 'eventId',
+    validate: (raw, prefix) => validateFeedbackEvent(raw, nowMs, prefix),
+    idOf: (e) => e.eventId,
+  });
+  const { isBatch, results, issues, duplicates } = checked;
   const accepted: Array<{ index: number; event: FeedbackEvent }> = [];
-  const issues: FieldIssue[] = [];
-  const seen = new Set<string>();
   const trajectoryPuts: Promise<void>[] = [];
   const referenced: Array<{ index: number; blobKey: string }> = [];
-  let duplicates = 0;
 
-  for (let i = 0; i < raws.length; i++) {
-    const checked = validateFeedbackEvent(raws[i], nowMs, isBatch ? `events[${i}]` : '');
-    if (!checked.ok) {
-      const eventId = (raws[i] as { eventId?: unknown } | null)?.eventId;
-      results[i] = { index: i, ...(typeof eventId === 'string' ? { eventId } : {}), status: 'rejected', issues: checked.issues };
-      for (const issue of checked.issues) issues.push(issue);
-      continue;
-    }
+  for (const { index: i, value } of checked.accepted) {
     // The parsed value is a fresh object owned by us: complete it in place instead of copying.
-    const e = checked.value as unknown as FeedbackEvent & { trajectory?: { blobKey?: string; inline?: unknown } };
-    if (seen.has(e.eventId)) {
-      results[i] = { index: i, eventId: e.eventId, status: 'duplicate' };
-      duplicates++;
-      continue;
-    }
-    seen.add(e.eventId);
+    const e = value as unknown as FeedbackEvent & { trajectory?: { blobKey?: string; inline?: unknown } };
     // UTC, so that string order is time order (vote ordering and day partitions rely on it).
     e.occurredAt = new Date(e.occurredAt).toISOString();
     e.feedbackKey ??= `${e.traceId}:${e.turnId}:${e.reporter}`;
@@ -81,7 +64,6 @@ export async function ingestFeedback(ports: Ports, body: unknown): Promise<Inges
       referenced.push({ index: i, blobKey: e.trajectory.blobKey });
     }
     accepted.push({ index: i, event: e });
-    results[i] = { index: i, eventId: e.eventId, status: 'accepted' };
   }
 
   // A referenced trajectory must be one this tenant stored (its view of the blobs holds only its own keys).
@@ -101,7 +83,7 @@ export async function ingestFeedback(ports: Ports, body: unknown): Promise<Inges
   const items: FeedbackEvent[] = [];
   for (const { index, event } of accepted) if (results[index]!.status === 'accepted') items.push(event);
 
-  const rejected = raws.length - items.length - duplicates;
+  const rejected = checked.count - items.length - duplicates;
   ports.metrics?.count('EventsRejected', rejected);
   if (items.length === 0) {
     if (!isBatch) throw new ValidationError('Invalid feedback event', issues);

@@ -1,22 +1,29 @@
 import { scopePortsToTenant, tenantOf } from '../auth/tenant-ports.ts';
+import { archiveFeedbackThumbs } from '../experiments/ingest/archive-feedback-thumbs.ts';
+import { storeOnlineEvents } from '../experiments/ingest/store-online-events.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordItem } from '../ports/records.ts';
 import { forEachLimited } from '../shared/for-each-limited.ts';
-import type { RecordCodec } from '../shared/record-codec.ts';
-import { readEnvelope } from './ingest-envelope.ts';
+import { putOnce } from '../shared/put-once.ts';
+import { readEnvelope, type IngestKind } from './ingest-envelope.ts';
 import { currentVoteRecord, feedbackEventRecord, reportRecord, voteRecord, type StoredFeedbackEvent, type StoredReport } from './record-codecs.ts';
 import { blobKeys, feedbackKeys, utcDay } from './record-keys.ts';
 import type { FeedbackEvent, Report } from './schemas.ts';
 
 export interface ProcessedMessage {
   ingestId: string;
-  kind: 'feedback' | 'report';
+  kind: IngestKind;
   /** Ids stored by this delivery (including those a crashed earlier attempt of this same message wrote). */
   storedIds: string[];
   /** Items already stored by another message: counted, never stored twice. */
   duplicates: number;
-  /** The raw archive written, when anything was stored. */
+  /** The raw archive written, when anything was stored (feedback and reports). */
   archiveKey?: string;
+  /**
+   * Metric and exposure messages: the archive objects written (one per day of `occurredAt`); feedback: the derived
+   * `feedback.thumb` rows' objects.
+   */
+  archiveKeys?: string[];
 }
 
 /** Conditional puts in flight at once. */
@@ -27,7 +34,9 @@ const IDS_PER_EVENT = 200;
 /**
  * Stores one queue message (one ingest request): each item with a conditional put on its natural key, votes
  * under their feedbackKey (newest by occurredAt, then eventId, is current; earlier ones stay as history), the
- * newly stored raw items archived as one JSON Lines object, and `feedback.stored` / `report.stored` published.
+ * newly stored raw items archived as one JSON Lines object, and `feedback.stored` / `report.stored` published. A rated
+ * feedback event also becomes a `feedback.thumb` row of the experiments' metric archive; `metric` and `exposure`
+ * messages go to `storeOnlineEvents` (seen-markers, then rows under `raw/metrics|exposures/tenant=<t>/dt=<day>/`).
  *
  * Every step is idempotent, so a redelivery after a crash finishes the work: an item whose stored copy carries
  * this message's ingestId was written by our own earlier attempt and counts as stored by this delivery.
@@ -38,16 +47,25 @@ const IDS_PER_EVENT = 200;
 export async function processFeedbackMessage(rootPorts: Ports, body: string): Promise<ProcessedMessage> {
   // The message carries the tenant of the key that posted it (lib/auth/tenant-ports.ts): everything below reads and
   // writes that tenant's records and blobs, and the events it publishes name it.
-  const ports = scopePortsToTenant(rootPorts, messageTenant(body));
+  const tenant = messageTenant(body);
+  const ports = scopePortsToTenant(rootPorts, tenant);
   const envelope = await readEnvelope(ports.blobs, body);
   const { ingestId } = envelope;
+  if (envelope.kind === 'metric' || envelope.kind === 'exposure') {
+    // Online metrics and exposures: seen-markers in the tenant's records, rows in the tenant's archive partition.
+    const online = await storeOnlineEvents({ records: ports.records, rootBlobs: rootPorts.blobs, metrics: ports.metrics }, tenant, envelope);
+    return { ingestId, kind: envelope.kind, storedIds: online.storedIds, duplicates: online.duplicates, ...(online.archiveKeys.length > 0 ? { archiveKeys: online.archiveKeys } : {}) };
+  }
   const out =
     envelope.kind === 'feedback'
       ? await storeFeedback(ports, ingestId, envelope.items)
       : await storeReports(ports, ingestId, envelope.items);
   const storedIds = out.ids;
   let archiveKey: string | undefined;
+  let derivedKeys: string[] = [];
   if (storedIds.length > 0) {
+    // Thumbs as online metric rows, before the event that tells the world they are stored.
+    if (out.rated) derivedKeys = await archiveFeedbackThumbs(rootPorts.blobs, tenant, ingestId, out.rated);
     archiveKey = blobKeys.rawArchive(envelope.kind, utcDay(envelope.receivedAt), ingestId);
     let lines = '';
     for (const line of out.archived) lines += JSON.stringify(line) + '\n';
@@ -71,7 +89,7 @@ export async function processFeedbackMessage(rootPorts: Ports, body: string): Pr
     ports.metrics?.count('ReportsStored', storedIds.length);
     ports.metrics?.count('ReportsDuplicate', out.duplicates);
   }
-  return { ingestId, kind: envelope.kind, storedIds, duplicates: out.duplicates, ...(archiveKey ? { archiveKey } : {}) };
+  return { ingestId, kind: envelope.kind, storedIds, duplicates: out.duplicates, ...(archiveKey ? { archiveKey } : {}), ...(derivedKeys.length > 0 ? { archiveKeys: derivedKeys } : {}) };
 }
 
 /** The tenant a queue message names (`default` when none); a malformed one throws (the message is dead-lettered). */
@@ -88,6 +106,8 @@ interface StoredItems {
   ids: string[];
   archived: Array<Record<string, unknown>>;
   duplicates: number;
+  /** Feedback: the stored events, whose ratings become `feedback.thumb` rows. */
+  rated?: StoredFeedbackEvent[];
 }
 
 /** The archived line: the item as ingested, without the vote bookkeeping (Athena reads plain fields). */
@@ -96,34 +116,11 @@ function archiveLine<T extends { supersededBy?: string }>(value: T): Omit<T, 'su
   return rest;
 }
 
-/** Conditional create of each value; returns the ones this delivery owns, in input order. */
-async function putOnce<T extends { ingestId: string }>(
-  ports: Ports,
-  ingestId: string,
-  codec: RecordCodec<T>,
-  values: T[],
-): Promise<{ stored: T[]; duplicates: number }> {
-  const owned = new Array<boolean>(values.length).fill(false);
-  let duplicates = 0;
-  await forEachLimited(values, PUT_CONCURRENCY, async (value, i) => {
-    const item = codec.encode(value);
-    const { written } = await ports.records.put(item, { condition: { kind: 'absent' } });
-    if (written) {
-      owned[i] = true;
-      return;
-    }
-    const existing = codec.decodeIfPresent(await ports.records.get(item.pk, item.sk));
-    if (existing?.ingestId === ingestId) owned[i] = true;
-    else duplicates++;
-  });
-  return { stored: values.filter((_, i) => owned[i]), duplicates };
-}
-
 async function storeFeedback(ports: Ports, ingestId: string, events: FeedbackEvent[]): Promise<StoredItems> {
   const values: StoredFeedbackEvent[] = events.map((e) => ({ ...e, ingestId }));
-  const { stored, duplicates } = await putOnce(ports, ingestId, feedbackEventRecord, values);
+  const { stored, duplicates } = await putOnce(ports.records, ingestId, feedbackEventRecord, values);
   if (stored.length > 0) await recordVotes(ports, stored);
-  return { ids: stored.map((e) => e.eventId), archived: stored.map(archiveLine), duplicates };
+  return { ids: stored.map((e) => e.eventId), archived: stored.map(archiveLine), duplicates, rated: stored };
 }
 
 /**
@@ -189,6 +186,6 @@ async function recordVotes(ports: Ports, stored: StoredFeedbackEvent[]): Promise
 
 async function storeReports(ports: Ports, ingestId: string, reports: Report[]): Promise<StoredItems> {
   const values: StoredReport[] = reports.map((r) => ({ ...r, ingestId }));
-  const { stored, duplicates } = await putOnce(ports, ingestId, reportRecord, values);
+  const { stored, duplicates } = await putOnce(ports.records, ingestId, reportRecord, values);
   return { ids: stored.map((r) => r.reportId), archived: stored, duplicates };
 }

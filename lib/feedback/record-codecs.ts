@@ -23,6 +23,7 @@ export const StoredFeedbackEvent = z.object({
   model: z.string(),
   experiment: z.string().optional(),
   arm: z.string().optional(),
+  workspaceId: z.string().optional(),
   rating: Rating,
   comment: z.string().optional(),
   source: FeedbackSource,

@@ -133,6 +133,7 @@ export const FeedbackEventInput = z
     model: idString(256, 'Checkpoint id of the model that produced the turn.'),
     experiment: idString(256, 'Online experiment id, when the user was assigned to one.').optional(),
     arm: idString(256, 'Experiment arm the user was assigned to.').optional(),
+    workspaceId: idString(256, 'The workspace of the user, when the product has them (the `workspace` unit of experiments).').optional(),
     rating: Rating.default('none'),
     comment: z
       .string()

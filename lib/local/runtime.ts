@@ -16,6 +16,7 @@ import { startLocalModesPipeline } from '../modes/local/local-modes-pipeline.ts'
 import { localTrainerJobDefinition, startLocalDerivations } from '../judges/local/local-derive-judges.ts';
 import { localTrainerPolicyJobDefinition, startLocalTraining, TRAINER_POLICY_JOB_DEFINITION } from '../training/local/local-training.ts';
 import { startLocalDriftWatch } from '../judges/drift/local/local-drift-watch.ts';
+import { startLocalExperiments } from '../experiments/local/local-experiments.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
@@ -174,6 +175,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // handler as the judges/drift-watch Lambda, which queues disagreements and a sample for people
   // (lib/judges/drift/local/local-drift-watch.ts). A light tail of the log: it runs here on the main thread.
   const drift = startLocalDriftWatch(localPorts, { logger, maxReceiveCount });
+  // Experiments: the stage's schedule analyses every running experiment and acts (a guardrail breach or SRM stops the
+  // arm, a held ramp step widens; FLYWHEEL_SCHEDULE=off turns it off), and a tail of the event log drafts proposed
+  // experiments and archives failure modes as metrics (lib/experiments/local/local-experiments.ts).
+  const experiments = startLocalExperiments(localPorts, { logger, maxReceiveCount });
   const server = createLocalServer({ routes, ports, throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -192,6 +197,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await consumer.stop();
         await modes?.stop();
         await drift.stop();
+        await experiments.close();
         await training?.close();
         await derivations?.close();
         await sweeps?.close();

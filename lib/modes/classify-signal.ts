@@ -12,6 +12,7 @@ import { readHead, readVersion } from '../judges/registry/judge-store.ts';
 import { registerJudge } from '../judges/registry/register-judge.ts';
 import { createModel } from '../models/create-model.ts';
 import { ModelRequestError } from '../models/model-errors.ts';
+import type { DomainEvent } from '../ports/events.ts';
 import type { ModelsPort } from '../ports/models.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { RecordsPort } from '../ports/records.ts';
@@ -22,6 +23,23 @@ import { ensureTaxonomy, loadTaxonomy } from './taxonomy/taxonomy-store.ts';
 import type { Taxonomy } from './taxonomy/taxonomy.ts';
 import type { ModeLabel, ReviewReason } from './mode-label.ts';
 import { readLabel, writeLabel } from './write-label.ts';
+
+/** Published once per signal the chain labels (before the label is stored); the detail is `FailureModesLabelledDetail`. */
+export const FAILURE_MODES_LABELLED = 'failure-modes.labelled';
+
+/** What the chain found in one signal: its modes (ids), who found them, and whether a person still has to look. */
+export type FailureModesLabelledDetail = {
+  signalKey: string;
+  kind: 'feedback' | 'report';
+  /** The feedback event's or report's id. */
+  id: string;
+  model: string;
+  modes: string[];
+  source: 'local' | 'judge' | 'human' | 'none';
+  /** Queued for a person (unsure or failed judge): the modes are a best guess. */
+  inReview: boolean;
+  labelledAt: string;
+};
 
 /** Judge answers below this confidence are kept but reviewed by a person. */
 export const JUDGE_MIN_CONFIDENCE = 0.6;
@@ -219,9 +237,24 @@ export async function classifySignal(deps: ChainDeps, signal: Signal, taxonomyIn
       ({ label, outcome, verdict } = await judged(deps, judge, signal, await trajectoryOf(), base, local));
     }
   }
-  // Published before the label is written: a crash between the two redoes both (the same event id), never loses one.
-  if (verdict && ports.events) {
-    await ports.events.publish([{ type: JUDGE_VERDICT, id: `${JUDGE_VERDICT}:${signal.key}:${judgeRefString(verdict.judge)}`, detail: verdict }]);
+  // Published before the label is written: a crash between the two redoes both (the same event ids), never loses one.
+  // `failure-modes.labelled` tells the experiments' failure-mode rates (lib/experiments/consumers/) what was found.
+  if (ports.events) {
+    const labelled: FailureModesLabelledDetail = {
+      signalKey: signal.key,
+      kind: signal.kind,
+      id: signal.id,
+      model: signal.model,
+      modes: label.modes.map((m) => m.mode),
+      source: label.source,
+      inReview: label.review !== undefined,
+      labelledAt: label.labelledAt,
+    };
+    const events: DomainEvent[] = [
+      ...(verdict ? [{ type: JUDGE_VERDICT, id: `${JUDGE_VERDICT}:${signal.key}:${judgeRefString(verdict.judge)}`, detail: verdict }] : []),
+      { type: FAILURE_MODES_LABELLED, id: `${FAILURE_MODES_LABELLED}:${signal.key}`, detail: labelled },
+    ];
+    await ports.events.publish(events);
   }
   await writeLabel(ports, signal, label);
   ports.metrics?.count(`ModesLabel_${outcome}`);

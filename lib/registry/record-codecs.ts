@@ -77,3 +77,32 @@ export const taskRecord = defineRecordCodec({
     return registryKeys.task(t.suite, t.taskId);
   },
 });
+
+/**
+ * The registry's incumbent (`INCUMBENT` / `CURRENT`): the checkpoint sweeps and experiments compare against, set when
+ * an experiment ships. `revision` is what `setIncumbent` conditions its write on.
+ */
+export const IncumbentRecordSchema = z.object({
+  kind: z.literal('incumbent'),
+  checkpoint: z.string().min(1),
+  since: z.iso.datetime({ offset: true }),
+  experimentId: z.string().optional(),
+  by: z.string(),
+  revision: z.number().int().min(0),
+});
+export type IncumbentRecord = z.infer<typeof IncumbentRecordSchema>;
+
+export const incumbentRecord = defineRecordCodec({ kind: 'incumbent', schema: IncumbentRecordSchema, keys: () => registryKeys.incumbent });
+
+/** One change of the incumbent (`INCUMBENT` / `HISTORY#<since>#<checkpoint>`), kept so "who was incumbent when" has an answer. */
+export const IncumbentHistoryRecordSchema = IncumbentRecordSchema.omit({ kind: true, revision: true }).extend({
+  kind: z.literal('incumbent-history'),
+  previous: z.string().optional(),
+});
+export type IncumbentHistoryRecord = z.infer<typeof IncumbentHistoryRecordSchema>;
+
+export const incumbentHistoryRecord = defineRecordCodec({
+  kind: 'incumbent history',
+  schema: IncumbentHistoryRecordSchema,
+  keys: (h) => registryKeys.incumbentHistory(h.since, h.checkpoint),
+});

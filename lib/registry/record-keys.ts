@@ -8,6 +8,8 @@
  * | suite | `SUITE#<id>` | `SUITE` | `SUITES` / `<id>` | |
  * | suite best-score point | `SUITE#<id>` | `BEST#<at>#<sweepId>` | | |
  * | task (forge, imports) | `TASK#<suite>#<taskId>` | `TASK` | | |
+ * | incumbent (what sweeps and experiments compare against) | `INCUMBENT` | `CURRENT` | | |
+ * | incumbent history (one per change) | `INCUMBENT` | `HISTORY#<since>#<checkpoint>` | | |
  *
  * Ids never hold `#` (`RegistryId`).
  */
@@ -24,4 +26,8 @@ export const registryKeys = {
   suiteBestPrefix: 'BEST#',
 
   task: (suite: string, taskId: string, sk = 'TASK') => ({ pk: `TASK#${suite}#${taskId}`, sk }),
+
+  incumbent: { pk: 'INCUMBENT', sk: 'CURRENT' },
+  incumbentHistory: (since: string, checkpoint: string) => ({ pk: 'INCUMBENT', sk: `HISTORY#${since}#${checkpoint}` }),
+  incumbentHistoryPrefix: 'HISTORY#',
 } as const;

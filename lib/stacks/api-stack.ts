@@ -16,6 +16,7 @@ import { grantBedrockModels } from '../modes/infra/modes-pipeline.ts';
 import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
 import { judgePricingEnvironment } from '../judges/derive/judge-runners.ts';
 import { grantTrainingExecutions } from '../training/infra/grant-training-executions.ts';
+import { grantAssignments, grantExperimentsApi } from '../experiments/infra/experiments.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
@@ -69,6 +70,11 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     fn.readWriteRecords(data.records).readBlobs(data.blobs);
     if (deps?.settings) grantTrainingExecutions(fn, deps.settings);
   },
+  // Experiments: metric definitions, experiments and their lifecycle, analyses on Athena (the archive tables and
+  // workgroup), lift charts under experiments/, decisions (ship sets the incumbent; experiment.decided on the bus).
+  'experiments/api': (fn, data, deps) => grantExperimentsApi(fn, data, deps?.bus),
+  // Assignments: reads the running experiments; writes nothing.
+  'experiments/assign': (fn, data) => grantAssignments(fn, data),
 };
 
 export interface ApiStackProps extends StackProps {

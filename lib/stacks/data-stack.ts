@@ -2,6 +2,7 @@ import { Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
 import { ArtifactsBucket } from '../constructs/artifacts-bucket.ts';
+import { ArchiveTables } from '../experiments/infra/archive-tables.ts';
 import { IngestQueue } from '../feedback/infra/ingest-queue.ts';
 import { RecordsTable } from '../constructs/records-table.ts';
 
@@ -23,14 +24,17 @@ export interface DataStackProps extends StackProps {
 
 /**
  * The stateful stack: records table, artifacts bucket (and its access-log bucket), ingestion queue and dead-letter
- * queue. Nothing here holds code; stateless stacks are granted access through the constructs' grant helpers
- * (`records.grantReadWrite(fn)`, `blobs.grantWrite(fn, prefix)`, …) or the house function's capability methods.
+ * queue, and the archive's Glue tables and Athena workgroup (they hold no data: the archive is the bucket's objects).
+ * Nothing here holds code; stateless stacks are granted access through the constructs' grant helpers
+ * (`records.grantReadWrite(fn)`, `blobs.grantWrite(fn, prefix)`, `archive.grantArchiveQuery(fn)`, …) or the house
+ * function's capability methods.
  * Termination protection is on where the stage retains data.
  */
 export class DataStack extends Stack {
   readonly records: RecordsTable;
   readonly blobs: ArtifactsBucket;
   readonly ingest: IngestQueue;
+  readonly archive: ArchiveTables;
 
   constructor(scope: Construct, id: string, props: DataStackProps) {
     super(scope, id, { terminationProtection: props.settings.retainData, ...props });
@@ -47,5 +51,6 @@ export class DataStack extends Stack {
       logicalId: STATEFUL_LOGICAL_IDS.ingestQueue,
       deadLetterLogicalId: STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue,
     });
+    this.archive = new ArchiveTables(this, 'Archive', { settings, blobs: this.blobs });
   }
 }

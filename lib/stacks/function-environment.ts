@@ -12,5 +12,7 @@ export function functionEnvironment(data: DataStack, bus: IEventBus): Record<str
     FLYWHEEL_INGEST_QUEUE_URL: data.ingest.queue.queueUrl,
     FLYWHEEL_INGEST_DLQ_URL: data.ingest.deadLetterQueue.queueUrl,
     FLYWHEEL_EVENT_BUS: bus.eventBusName,
+    // The query port (Athena); reaching it takes `data.archive.grantArchiveQuery(fn)` as well.
+    ...data.archive.environment,
   };
 }

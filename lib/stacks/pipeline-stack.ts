@@ -12,6 +12,7 @@ import type { QueueAlarms } from '../constructs/queue-alarms.ts';
 import { addFeedbackProcessor } from '../feedback/infra/feedback-processor.ts';
 import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
 import { DriftWatch } from '../judges/infra/drift-watch.ts';
+import { ExperimentsPipeline } from '../experiments/infra/experiments.ts';
 import { SlackChannel } from '../people/infra/slack-channel.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
@@ -24,8 +25,8 @@ export interface PipelineStackProps extends StackProps {
 /**
  * The stateless pipelines: the `flywheel-<stage>` event bus that carries `feedback.stored`, the alarm topic (e-mail
  * `alarms.emails`, and Slack when the stage sets `notifications.slack`), and the capabilities' consumers composed
- * on them: the feedback processor with its queue alarms (`lib/feedback/infra/`) and the failure-mode pipeline
- * (`lib/modes/infra/`). The other stacks wire their alarms and notice rules to `alarmTopic`.
+ * on them: the feedback processor with its queue alarms (`lib/feedback/infra/`), the failure-mode pipeline
+ * (`lib/modes/infra/`), the judges' drift watch and the experiments' schedule and consumers (`lib/experiments/infra/`). The other stacks wire their alarms and notice rules to `alarmTopic`.
  */
 export class PipelineStack extends Stack {
   readonly bus: EventBus;
@@ -40,6 +41,8 @@ export class PipelineStack extends Stack {
   readonly modes: ModesPipeline;
   /** judge.verdict → SQS (+DLQ) → the drift watch (disagreements and a sample queued for people). */
   readonly driftWatch: DriftWatch;
+  /** The experiments' schedule, and experiment.proposed / failure-modes.labelled → SQS (+DLQ) → their consumers. */
+  readonly experiments: ExperimentsPipeline;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps) {
     super(scope, id, props);
@@ -97,6 +100,15 @@ export class PipelineStack extends Stack {
       bus: this.bus,
       records: data.records,
       blobs: data.blobs,
+      alarmTopic: this.alarmTopic,
+      environment: functionEnvironment(data, this.bus),
+    });
+    this.experiments = new ExperimentsPipeline(this, 'Experiments', {
+      settings,
+      bus: this.bus,
+      records: data.records,
+      blobs: data.blobs,
+      archive: data.archive,
       alarmTopic: this.alarmTopic,
       environment: functionEnvironment(data, this.bus),
     });

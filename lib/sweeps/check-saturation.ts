@@ -8,6 +8,7 @@ import { listSweepCells } from './list-suite-cells.ts';
 import { getSweep } from './sweep-record.ts';
 import type { SaturationCheck, SweepIdInput, SweepStepPorts } from './workflow/sweep-steps.ts';
 import { formatPercent } from '../format-percent.ts';
+import { MIN_TASKS_FOR_SATURATION } from '../shared/statistics/index.ts';
 
 /** Published when a suite is marked saturated (EventBridge detail-type), with a stable id per suite version. */
 export const SUITE_SATURATED = 'suite.saturated';
@@ -24,8 +25,10 @@ export interface CheckSaturationOptions {
  * was aggregated: a cell that lost shards scored a subset of the suite) is recorded as a point of the
  * suite's best-score series (`SUITE#<id>` / `BEST#<at>#<sweepId>`), and the suite's all-time best is kept on the
  * suite. A suite still active whose best strict score reaches its threshold (the suite's own, else the stage's
- * `sweeps.saturationThreshold`, default 0.9) is marked saturated: `saturatedAt`, its useful life (days from
- * `createdAt`), `suite.saturated` published and people told, proposing to retire it or forge harder tasks.
+ * `sweeps.saturationThreshold`, default 0.9) over at least MIN_TASKS_FOR_SATURATION scored tasks (a perfect score on
+ * a handful of tasks says nothing about the suite: `SAMPLE_RULES.saturation`) is marked saturated: `saturatedAt`, its
+ * useful life (days from `createdAt`), `suite.saturated` published and people told, proposing to retire it or forge
+ * harder tasks.
  *
  * Idempotent: points and the suite record are overwrites; the alert goes out before the suite is marked, so a crash
  * in between repeats the alert (same event id) rather than losing it, and a suite this sweep already marked is
@@ -54,7 +57,7 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
     const threshold = suite.saturationThreshold ?? options.settings.saturationThreshold;
     const alreadyMine = suite.status === 'saturated' && suite.saturatedBySweep === sweep.sweepId;
     if (alreadyMine) newlySaturated.push(ref.id);
-    else if (suite.status === 'active' && point.score >= threshold) {
+    else if (suite.status === 'active' && point.score >= threshold && best.n >= MIN_TASKS_FOR_SATURATION) {
       // Retired (or re-versioned) since it was read: its owner decided already; no alert about the old version.
       const fresh = await getSuite(ports.records, ref.id);
       if (fresh.status !== 'active' || fresh.version !== ref.version) continue;

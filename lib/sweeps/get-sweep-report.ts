@@ -10,6 +10,10 @@ import { toResult } from './record-views.ts';
 import type { Comparison, SweepReport } from './schemas.ts';
 import { findSweep } from './sweep-record.ts';
 import { NotFoundError } from '../errors.ts';
+import { SAMPLE_RULES } from '../shared/statistics/index.ts';
+
+/** The minimum-sample rules every report carries, so a reader sees why a verdict or a saturation is (not) there. */
+const RULES = { verdict: SAMPLE_RULES.sweepVerdict, saturation: SAMPLE_RULES.saturation };
 
 /** A cell's judge-graded attempts: mean rubric score and per-criterion pass rates (`taskId:criterionId`). */
 export interface JudgedCell {
@@ -36,9 +40,9 @@ async function drain(ports: Pick<Ports, 'records'>, partition: string, beginsWit
 /**
  * Everything about one sweep, for `GET /v1/sweeps/{id}` and `flywheel sweep report`: the sweep record, its execution
  * (when a workflows port is at hand), a result per checkpoint × suite × mode with its CI, the failed shards, the
- * comparisons with the incumbent, and the suites this sweep saturated. A sweep started but not validated yet (or
- * refused by validation) is reported as `requested`, from the request recorded when it was started, with its
- * execution, so the execution's error says what was wrong. `Flywheel.NotFoundError` for an id never started.
+ * comparisons with the incumbent (each with its rule), the suites this sweep saturated, and the minimum-sample rules.
+ * A sweep started but not validated yet (or refused by validation) is reported as `requested`, from the request
+ * recorded when it was started, with its execution, so the execution's error says what was wrong. `Flywheel.NotFoundError` for an id never started.
  *
  * @example
  * const report = await getSweepReport(ports, 'nightly-2026-12-02');
@@ -72,6 +76,7 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
       results: [],
       comparisons: [],
       saturated: [],
+      rules: RULES,
     };
   }
   const cells = await listSweepCells(ports.records, sweepId);
@@ -113,6 +118,7 @@ export async function getSweepReport(ports: Pick<Ports, 'records' | 'workflows'>
     results: cells.map(toResult).sort((a, b) => cmp(order(a), order(b))),
     comparisons: comparisons.sort((a, b) => cmp(order(a), order(b))),
     saturated,
+    rules: RULES,
     ...(judged.length > 0 ? { judged } : {}),
   };
 }

@@ -14,8 +14,9 @@ function scoreCell(r: SweepReport['results'][number] | undefined): string {
 
 /**
  * The report as a plain-text table: one row per suite × checkpoint, strict beside lenient (score, 95% CI, tasks
- * scored), then the difference with the incumbent in strict mode; failed shards, judge-graded cells' per-criterion
- * pass rates and saturated suites below.
+ * scored), then the difference with the incumbent in strict mode (`too-few-tasks (n=…)` when it rests on too few tasks
+ * for a verdict); failed shards, judge-graded cells' per-criterion pass rates, saturated suites and the minimum-sample
+ * rules below.
  *
  * @example
  * process.stdout.write(formatReportTable(report));
@@ -30,7 +31,7 @@ export function formatReportTable(report: SweepReport & { judged?: JudgedCell[] 
       const vs =
         !c ? '—'
         : c.difference === null ? c.verdict
-        : `${c.difference >= 0 ? '+' : ''}${(c.difference * 100).toFixed(1)} pts [${(c.ci!.low * 100).toFixed(1)}, ${(c.ci!.high * 100).toFixed(1)}] vs ${c.incumbent}: ${c.verdict}`;
+        : `${c.difference >= 0 ? '+' : ''}${(c.difference * 100).toFixed(1)} pts [${(c.ci!.low * 100).toFixed(1)}, ${(c.ci!.high * 100).toFixed(1)}] vs ${c.incumbent}: ${c.verdict}${c.verdict === 'too-few-tasks' ? ` (n=${c.n})` : ''}`;
       rows.push([suite, checkpoint, scoreCell(find('strict')), scoreCell(find('lenient')), vs]);
     }
   }
@@ -52,5 +53,6 @@ export function formatReportTable(report: SweepReport & { judged?: JudgedCell[] 
   for (const x of report.saturated) {
     out += `\nsaturated: ${x.suite} (best strict ${pct(x.score)} by ${x.checkpoint}${x.usefulLifeDays !== undefined ? `, useful life ${x.usefulLifeDays} days` : ''}): retire it or forge harder tasks\n`;
   }
+  if (report.rules) out += `\nrules: ${report.rules.verdict}.\n       ${report.rules.saturation}.\n`;
   return out;
 }

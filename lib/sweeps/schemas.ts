@@ -84,7 +84,14 @@ export const ComparisonView = z
     ci: IntervalSchema.nullable(),
     paired: z.boolean(),
     n: z.number().int(),
-    verdict: z.enum(['better', 'worse', 'no-difference', 'incumbent', 'no-incumbent', 'not-scored']).openapi({ description: '`incumbent`: this checkpoint is the one to beat.' }),
+    verdict: z
+      .enum(['better', 'worse', 'no-difference', 'too-few-tasks', 'incumbent', 'no-incumbent', 'not-scored'])
+      .openapi({ description: '`incumbent`: this checkpoint is the one to beat. `too-few-tasks`: the difference rests on fewer tasks than a verdict needs (see `rule`).' }),
+    rule: z.string().optional().openapi({ description: 'The rule the verdict followed, in words (absent on comparisons stored before rules were written).' }),
+    incumbentSource: z
+      .enum(['registry', 'best-active'])
+      .optional()
+      .openapi({ description: "`registry`: the registry's incumbent (set when an experiment shipped it); `best-active`: the best active checkpoint of earlier sweeps on this suite version." }),
   })
   .openapi('Comparison');
 export type Comparison = z.infer<typeof ComparisonView>;
@@ -133,6 +140,10 @@ export const SweepReportView = z
     results: z.array(ResultView),
     comparisons: z.array(ComparisonView),
     saturated: z.array(z.object({ suite: z.string(), score: z.number(), checkpoint: z.string(), usefulLifeDays: z.number().optional() })),
+    rules: z
+      .object({ verdict: z.string(), saturation: z.string() })
+      .optional()
+      .openapi({ description: 'The minimum-sample rules behind the comparisons and the saturation check, in words.' }),
     judged: z
       .array(JudgedCellView)
       .optional()

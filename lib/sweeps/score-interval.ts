@@ -3,28 +3,15 @@
  *
  * The score is the mean over tasks of each task's pass rate (pass@1, unbiased for any number of attempts). Attempts
  * of one task are not independent, so the interval treats the task as the unit (a cluster): with one attempt per
- * task it is the Wilson score interval of passes / tasks; with several, the normal interval of the mean of per-task
- * rates (sample standard deviation / √tasks). When every task has the same rate (all pass, all fail) that standard
- * error is 0 and says nothing, so the Wilson interval of the pooled attempts is used instead.
+ * task it is the Wilson score interval of passes / tasks; with several, the t interval of the mean of per-task rates
+ * (sample standard deviation / √tasks, tasks − 1 degrees of freedom). When every task has the same rate (all pass,
+ * all fail) that standard error is 0 and says nothing, so the Wilson interval of the pooled attempts is used instead. The distributions and
+ * the Wilson interval are the shared statistics module's (`lib/shared/statistics/`), re-exported for callers here.
  */
+import { Z95, studentTQuantile, wilsonInterval, type Interval } from '../shared/statistics/index.ts';
 import type { TaskTally } from './record-codecs.ts';
 
-export const Z95 = 1.959963984540054;
-
-export interface Interval {
-  low: number;
-  high: number;
-}
-
-/** Wilson score interval for `passes` out of `n` (n ≥ 1). */
-export function wilsonInterval(passes: number, n: number, z = Z95): Interval {
-  const p = passes / n;
-  const z2 = z * z;
-  const denom = 1 + z2 / n;
-  const centre = (p + z2 / (2 * n)) / denom;
-  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
-}
+export { Z95, wilsonInterval, type Interval };
 
 export interface CellScore {
   score: number | null;
@@ -59,7 +46,9 @@ export function scoreTallies(tallies: readonly TaskTally[]): CellScore {
     const ci = wilsonInterval(passes, attempts);
     return { score, n, attempts, passes, ci, se: (ci.high - ci.low) / (2 * Z95) };
   }
-  return { score, n, attempts, passes, ci: { low: Math.max(0, score - Z95 * se), high: Math.min(1, score + Z95 * se) }, se };
+  // A mean of few per-task rates: Student's t, not the normal, or the interval is too narrow on a small suite.
+  const t = studentTQuantile(0.975, n - 1);
+  return { score, n, attempts, passes, ci: { low: Math.max(0, score - t * se), high: Math.min(1, score + t * se) }, se };
 }
 
 export interface Difference {
@@ -72,9 +61,18 @@ export interface Difference {
   n: number;
 }
 
+/** A difference of two pass rates lies in [−1, 1]; so does its interval. */
+function clampDifference(ci: Interval): Interval {
+  return { low: Math.max(-1, ci.low), high: Math.min(1, ci.high) };
+}
+
 /**
- * The difference of two cells with a 95% CI: paired over the tasks both scored when there are at least two (the
- * usual case: the same suite version), otherwise from the two standard errors.
+ * The difference of two cells with a 95% CI (clamped to [−1, 1]: a difference of rates): paired over the tasks both
+ * scored (Student's t on the per-task differences) when there are at least two (the usual case: the same suite version), otherwise from the two standard
+ * errors. `n` is what the difference rests on (common tasks, or the smaller cell): the verdict rule reads it.
+ *
+ * @example
+ * differenceOf(candidateTallies, incumbentTallies); // { difference: 0.12, ci: { low: 0.04, high: 0.2 }, paired: true, n: 50 }
  */
 export function differenceOf(candidate: readonly TaskTally[], incumbent: readonly TaskTally[]): Difference | null {
   const inc = new Map(incumbent.filter((t) => t.scored > 0).map((t) => [t.taskId, t.passed / t.scored]));
@@ -84,12 +82,13 @@ export function differenceOf(candidate: readonly TaskTally[], incumbent: readonl
     const mean = pairs.reduce((a, b) => a + b, 0) / m;
     const sd = Math.sqrt(pairs.reduce((a, d) => a + (d - mean) ** 2, 0) / (m - 1));
     const se = sd / Math.sqrt(m);
-    return { difference: mean, ci: { low: mean - Z95 * se, high: mean + Z95 * se }, paired: true, n: m };
+    const t = studentTQuantile(0.975, m - 1);
+    return { difference: mean, ci: clampDifference({ low: mean - t * se, high: mean + t * se }), paired: true, n: m };
   }
   const a = scoreTallies(candidate);
   const b = scoreTallies(incumbent);
   if (a.score === null || b.score === null || a.se === null || b.se === null) return null;
   const d = a.score - b.score;
   const se = Math.sqrt(a.se ** 2 + b.se ** 2);
-  return { difference: d, ci: { low: d - Z95 * se, high: d + Z95 * se }, paired: false, n: Math.min(a.n, b.n) };
+  return { difference: d, ci: clampDifference({ low: d - Z95 * se, high: d + Z95 * se }), paired: false, n: Math.min(a.n, b.n) };
 }

@@ -83,7 +83,7 @@ describe('flywheel suite', () => {
 
   it('list, show (with the best-score series), retire; --help describes the group', async () => {
     fx = openSweepFixture();
-    await fx.seed({ checkpoints: 2, suites: 2, tasks: 10 });
+    await fx.seed({ checkpoints: 2, suites: 2, tasks: 20 });
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     for (const [sweepId, rates] of [['s1', { 'ck-0': 0.4, 'ck-1': 0.6 }], ['s2', { 'ck-0': 0.9, 'ck-1': 0.5 }]] as const) {
       fx.tick(2 * 24 * 3600 * 1000);
@@ -97,8 +97,8 @@ describe('flywheel suite', () => {
     expect(list.code).toBe(0);
     const rows = list.stdout.split('\n');
     expect(rows[0]).toMatch(/^suite\s+version\s+visibility\s+status\s+tasks\s+owner\s+created\s+best strict\s+useful life$/);
-    expect(rows.find((l) => l.startsWith('suite-0 '))).toMatch(/^suite-0\s+v1\s+public\s+saturated\s+10\s+evals\s+\S+\s+90\.0% ck-0\s+4 days$/);
-    expect(rows.find((l) => l.startsWith('suite-1 '))).toMatch(/^suite-1\s+v1\s+private\s+active\s+10\s+evals\s+\S+\s+—\s+—$/);
+    expect(rows.find((l) => l.startsWith('suite-0 '))).toMatch(/^suite-0\s+v1\s+public\s+saturated\s+20\s+evals\s+\S+\s+90\.0% ck-0\s+4 days$/);
+    expect(rows.find((l) => l.startsWith('suite-1 '))).toMatch(/^suite-1\s+v1\s+private\s+active\s+20\s+evals\s+\S+\s+—\s+—$/);
 
     const show = await cli(['suite', 'show', 'suite-0']);
     expect(show.stdout).toContain('suite suite-0 v1: saturated (public)');

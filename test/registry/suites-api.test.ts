@@ -222,7 +222,7 @@ describe('POST /v1/suites/{id}/retire', () => {
 describe('GET /v1/suites/{id}', () => {
   it('shows the status, the useful life (creation → saturation) and the best strict score per sweep, oldest first', async () => {
     fx = openSweepFixture();
-    await fx.seed({ checkpoints: 2, suites: 1, tasks: 10 });
+    await fx.seed({ checkpoints: 2, suites: 1, tasks: 20 });
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     const sweep = async (sweepId: string, rate: (ck: string) => number) =>
       driveSweep(steps, fx.ports, { sweepId, trigger: 'manual', requestedAt: fx.clock.now.toISOString(), modes: ['strict'] }, { script: rateScript((ck) => rate(ck)) });
@@ -231,7 +231,7 @@ describe('GET /v1/suites/{id}', () => {
     await sweep('s1', (ck) => (ck === 'ck-0' ? 0.5 : 0.3));
     const active = await fx.request('GET', '/v1/suites/suite-0');
     expect(active.status).toBe(200);
-    expect(active.json).toMatchObject({ id: 'suite-0', version: 1, status: 'active', taskCount: 10, best: { score: 0.5, checkpoint: 'ck-0', sweepId: 's1' } });
+    expect(active.json).toMatchObject({ id: 'suite-0', version: 1, status: 'active', taskCount: 20, best: { score: 0.5, checkpoint: 'ck-0', sweepId: 's1' } });
     expect(active.json.usefulLife).toEqual({ startedAt: '2026-12-02T10:00:02.000Z', days: 1 });
     expect(active.json.taskIds).toBeUndefined();
 

@@ -31,7 +31,8 @@ describe('scores and intervals', () => {
     expect(s.score).toBeCloseTo(0.5, 12);
     // sd of (1, 0, 0.5) = 0.5; se = 0.5 / √3
     expect(s.se).toBeCloseTo(0.5 / Math.sqrt(3), 12);
-    expect(s.ci!.low).toBeCloseTo(Math.max(0, 0.5 - 1.959963984540054 * (0.5 / Math.sqrt(3))), 12);
+    // Student's t with 2 degrees of freedom (4.303): 0.5 ± 1.242, clamped to [0, 1].
+    expect(s.ci).toEqual({ low: 0, high: 1 });
     // All tasks equal: the pooled Wilson interval stands in for a zero-width one.
     const flat = scoreTallies([{ taskId: 'a', scored: 3, passed: 3 }, { taskId: 'b', scored: 3, passed: 3 }]);
     expect(flat.ci).toEqual(wilsonInterval(6, 6));
@@ -42,8 +43,10 @@ describe('scores and intervals', () => {
     const inc = [0, 0, 1, 0].map((p, i) => ({ taskId: `t${i}`, scored: 1, passed: p }));
     const d = differenceOf(cand, inc)!;
     expect(d).toMatchObject({ difference: 0.5, paired: true, n: 4 });
-    // d = (1,1,0,0): sd = 0.57735, se = 0.288675
-    expect(d.ci.high - d.ci.low).toBeCloseTo(2 * 1.959963984540054 * 0.288675, 5);
+    // d = (1,1,0,0): sd = 0.57735, se = 0.288675, t(0.975, 3) = 3.182446; 0.5 + 0.919 is past 1, and a difference
+    // of rates is at most 1.
+    expect(d.ci.low).toBeCloseTo(0.5 - 3.182446305284263 * 0.288675, 5);
+    expect(d.ci.high).toBe(1);
   });
 });
 
@@ -68,7 +71,8 @@ describe('compare-incumbent', () => {
     const report = await getSweepReport(fx.ports, 's2');
     const by = Object.fromEntries(report.comparisons.map((x) => [x.checkpoint, x]));
     expect(by['ck-0']).toMatchObject({ verdict: 'incumbent', incumbent: 'ck-0' });
-    expect(by['ck-1']).toMatchObject({ verdict: 'better', incumbent: 'ck-0', paired: true, n: 50 });
+    expect(by['ck-1']).toMatchObject({ verdict: 'better', incumbent: 'ck-0', paired: true, n: 50, incumbentSource: 'best-active' });
+    expect(by['ck-1']!.rule).toBe('better: the 95% interval of the difference (paired over 50 common tasks, ≥ 20 needed) lies wholly above 0; vs the best active checkpoint of earlier sweeps on this suite version');
     expect(by['ck-1']!.difference).toBeCloseTo(0.4, 12);
     expect(by['ck-2']).toMatchObject({ verdict: 'worse', incumbent: 'ck-0' });
     expect(by['ck-2']!.ci!.high).toBeLessThan(0);

@@ -37,12 +37,12 @@ afterEach(async () => {
 describe('check-saturation', () => {
   it('marks a suite saturated when the best strict score reaches the threshold, records its useful life, alerts once', async () => {
     fx = openSweepFixture();
-    await fx.seed({ checkpoints: 2, suites: 2, tasks: 10 });
+    await fx.seed({ checkpoints: 2, suites: 2, tasks: 20 });
     const created = (await getSuite(fx.ports.records, 'suite-0')).createdAt;
     fx.tick(30 * 24 * 3600 * 1000); // 30 days later
     const lines: string[] = [];
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { webhookUrl: hook.url, log: (l) => lines.push(l) } });
-    // ck-1 passes 9/10 on suite-0 strict (0.9 = the default threshold); suite-1 stays at 0.5.
+    // ck-1 passes 18/20 on suite-0 strict (0.9 = the default threshold, over the 20 tasks saturation needs); suite-1 stays at 0.5.
     const script = rateScript((ck, suite) => (suite === 'suite-0' ? (ck === 'ck-1' ? 0.9 : 0.4) : 0.5));
     const input = { sweepId: 's1', trigger: 'manual' as const, requestedAt: fx.clock.now.toISOString(), modes: ['strict' as const] };
     await driveSweep(steps, fx.ports, input, { script });
@@ -74,7 +74,7 @@ describe('check-saturation', () => {
 
   it('the threshold comes from the settings (or the suite), and the best-score series is kept per sweep', async () => {
     fx = openSweepFixture({ settings: { saturationThreshold: 0.95 } });
-    await fx.seed({ checkpoints: 1, suites: 1, tasks: 10 });
+    await fx.seed({ checkpoints: 1, suites: 1, tasks: 20 });
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     const script = rateScript(() => 0.9);
     const r = await steps['validate-sweep'](fx.ports, { sweepId: 's1', trigger: 'manual', requestedAt: fx.clock.now.toISOString(), modes: ['strict'] });
@@ -92,8 +92,8 @@ describe('check-saturation', () => {
   });
 
   it('a cell that lost shards does not count: a perfect score on half a suite saturates nothing', async () => {
-    fx = openSweepFixture({ settings: { shardMaxTasks: 5 } });
-    await fx.seed({ checkpoints: 2, suites: 1, tasks: 10 });
+    fx = openSweepFixture({ settings: { shardMaxTasks: 10 } });
+    await fx.seed({ checkpoints: 2, suites: 1, tasks: 20 });
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     // ck-0 passes everything, but the second shard of its cell fails; ck-1 passes half, every shard aggregated.
     const script = rateScript((ck) => (ck === 'ck-0' ? 1 : 0.5));

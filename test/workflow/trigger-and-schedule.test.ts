@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { STAGES } from '../../lib/config/stages.ts';
-import { nextScheduledTime, startLocalSweepSchedule, toCronParserExpression } from '../../lib/sweeps/local/local-sweep-schedule.ts';
+import { nextScheduledTime, startCronSchedule, toCronParserExpression } from '../../lib/shared/cron-schedule.ts';
 import { checkpointSweepId, scheduledSweepId, startSweepFromTrigger } from '../../lib/sweeps/workflow/start-sweep-from-trigger.ts';
 import { openSweepFixture, type SweepFixture } from '../sweeps/support/sweep-fixture.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -87,7 +87,7 @@ describe('local schedule', () => {
       firstRead ??= Date.now();
       return new Date(nextMinute - 150 + (Date.now() - firstRead));
     };
-    const schedule = startLocalSweepSchedule({ expression: 'cron(* * * * ? *)', timezone: 'UTC' }, async (at) => void fired.push(at.toISOString()), { now });
+    const schedule = startCronSchedule({ expression: 'cron(* * * * ? *)', timezone: 'UTC' }, async (at) => void fired.push(at.toISOString()), { now });
     expect(schedule.next().getTime()).toBe(nextMinute);
     await waitFor(() => (fired.length > 0 ? true : undefined), { what: 'the schedule to fire', everyMs: 10 });
     schedule.stop();

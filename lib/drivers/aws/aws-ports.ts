@@ -5,6 +5,8 @@
  *
  * @example
  * const ports = awsPortsFromEnv(); // FLYWHEEL_TABLE, FLYWHEEL_BUCKET, FLYWHEEL_INGEST_QUEUE_URL, …
+ *
+ * `query` (Athena) is there when `FLYWHEEL_ATHENA_WORKGROUP` and `FLYWHEEL_GLUE_DATABASE` are set (`ATHENA_QUERY_ENV`).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -13,6 +15,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Ports } from '../../ports/ports.ts';
 import { ConfigurationError } from '../../errors.ts';
+import { ATHENA_QUERY_ENV, AthenaQuery } from './athena-query.ts';
 import { DynamoDbRecords } from './dynamodb-records.ts';
 import { EventBridgeEvents } from './eventbridge-events.ts';
 import { S3Blobs } from './s3-blobs.ts';
@@ -40,7 +43,9 @@ export function awsPortsFromEnv(env: Record<string, string | undefined> = proces
     marshallOptions: { removeUndefinedValues: true },
   });
   const sqs = new SQSClient({});
+  const queryConfigured = Object.values(ATHENA_QUERY_ENV).every((name) => Boolean(env[name]));
   return {
+    ...(queryConfigured ? { query: AthenaQuery.fromEnv(env) } : {}),
     records: new DynamoDbRecords(documents, value('FLYWHEEL_TABLE')),
     blobs: new S3Blobs(new S3Client({ forcePathStyle: customEndpoint }), value('FLYWHEEL_BUCKET')),
     ingestQueue: new SqsQueue(sqs, value('FLYWHEEL_INGEST_QUEUE_URL')),

@@ -1,6 +1,7 @@
 /**
  * The local drivers bundled as `Ports`, over one data folder that survives restarts:
- * `records.sqlite` (records and the event log), `queue.sqlite` (the ingest queue and its DLQ) and `blobs/`.
+ * `records.sqlite` (records and the event log), `queue.sqlite` (the ingest queue and its DLQ) and `blobs/`; the query
+ * port is DuckDB over the raw archive in `blobs/raw/…`, opened on its first query.
  * Separate database files keep the queue's writes (every accepted request) from waiting on the processor's
  * batch writes. Another process (the CLI) may open the same folder at the same time.
  *
@@ -12,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { Ports } from '../../ports/ports.ts';
+import { DuckDbQuery } from './duckdb-query.ts';
 import { FsBlobs } from './fs-blobs.ts';
 import { LocalEvents } from './local-events.ts';
 import { LocalJobs, type LocalJobsOptions } from './local-jobs.ts';
@@ -37,6 +39,8 @@ export interface LocalPorts extends Ports {
   ingestDeadLetters: SqliteQueue;
   events: LocalEvents;
   jobs?: LocalJobs;
+  /** DuckDB over `<dataDir>/blobs/raw/…` (in memory; the database is created on the first query). */
+  query: DuckDbQuery;
   /** The folder this bundle was opened on. */
   dataDir: string;
   /** Closes the database files; the bundle is unusable afterwards. */
@@ -61,10 +65,13 @@ export function openLocalPorts(dataDir: string, options: LocalPortsOptions = {})
     maxReceiveCount: options.maxReceiveCount ?? 5,
   });
   const jobs = options.jobs ? new LocalJobs({ ...options.jobs, dataDir }) : undefined;
+  const blobsRoot = join(dataDir, 'blobs');
+  const query = new DuckDbQuery(blobsRoot);
   return {
     ...(jobs ? { jobs } : {}),
     records: new SqliteRecords(recordsDb),
-    blobs: new FsBlobs(join(dataDir, 'blobs')),
+    blobs: new FsBlobs(blobsRoot),
+    query,
     ingestQueue,
     ingestDeadLetters,
     events: new LocalEvents(recordsDb, { now }),
@@ -73,6 +80,8 @@ export function openLocalPorts(dataDir: string, options: LocalPortsOptions = {})
     close: () => {
       // Running jobs are killed and requeued at once; call `jobs.close()` first to also wait for their exits.
       if (jobs) void jobs.close();
+      // Queries in flight finish first; the in-memory database holds nothing to keep.
+      void query.close();
       for (const db of databases) if (db.isOpen) db.close();
     },
   };

@@ -79,4 +79,15 @@ export const REGISTRY_OPERATIONS: Record<string, OperationDoc> = {
     request: { query: ListResultsQuery },
     responses: { 200: json(ResultList, 'Result rows.'), ...READ_ERRORS },
   },
+  getIncumbent: {
+    summary: 'The incumbent: the checkpoint sweeps compare new checkpoints against and experiments take as control (set when an experiment ships)',
+    responses: {
+      200: json(
+        z.object({ checkpoint: z.string(), since: z.string().openapi({ description: 'When it became the incumbent.' }), experimentId: z.string().optional().openapi({ description: 'The experiment that shipped it.' }) }).openapi('Incumbent'),
+        'The incumbent.',
+      ),
+      404: errorDoc('No incumbent yet.'),
+      ...READ_ERRORS,
+    },
+  },
 };

@@ -21,7 +21,7 @@ import { sweepStepHandlers } from '../sweep-step-handlers.ts';
 import { sweepSettingsFromEnv } from '../sweep-settings.ts';
 import { CHECKPOINT_REGISTERED } from '../../registry/register-checkpoint.ts';
 import { localSweepWorkflow } from './local-sweep-workflow.ts';
-import { startLocalSweepSchedule, type LocalSweepSchedule } from './local-sweep-schedule.ts';
+import { startCronSchedule, type CronSchedule } from '../../shared/cron-schedule.ts';
 import { SWEEP_WORKFLOW } from '../workflow/sweep.asl.ts';
 import { startSweepFromTrigger } from '../workflow/start-sweep-from-trigger.ts';
 
@@ -40,7 +40,7 @@ export interface LocalSweepsOptions {
 export interface LocalSweeps {
   workflows: LocalWorkflows;
   /** The running schedule, when on. */
-  schedule?: LocalSweepSchedule;
+  schedule?: CronSchedule;
   /** Stops the triggers and the running executions (left RUNNING, resumed by the next start). */
   close(): Promise<void>;
 }
@@ -67,7 +67,7 @@ export function startLocalSweeps(options: LocalSweepsOptions): LocalSweeps {
   const scheduleSetting = getStageSettings('local').sweepSchedule;
   const scheduleOn = options.schedule ?? (process.env.FLYWHEEL_SCHEDULE !== 'off' && scheduleSetting.enabled);
   const schedule = scheduleOn
-    ? startLocalSweepSchedule(
+    ? startCronSchedule(
         scheduleSetting,
         async (at) => {
           const started = await startSweepFromTrigger(triggerPorts, { trigger: 'schedule', scheduledTime: at.toISOString() }, settings);
