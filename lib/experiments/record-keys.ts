@@ -9,6 +9,8 @@
  * | metric definition | `METRICDEF#<name>` | `METRICDEF` | `METRICDEFS` / `<name>` |
  * | metric event seen (idempotency) | `METRICEVENT#<metricEventId>` | `SEEN` | |
  * | exposure seen (idempotency) | `EXPOSURE#<exposureId>` | `SEEN` | |
+ * | notice sent once (schedule) | `EXPERIMENT#<id>` | `NOTICE#<noticeId>` | |
+ * | local event-log cursor | `EXPERIMENTSLOCAL` | `EVENTCURSOR` | |
  * | incumbent (registry) | see `lib/registry/record-keys.ts` | | |
  *
  * Archive (blobs, through the ROOT blobs port: the tenant is a partition column, so one Glue table serves all tenants
