@@ -78,6 +78,11 @@ export interface NotificationSettings {
 export interface SweepSettings {
   /** Best strict score (0–1) at which a suite is marked saturated (a suite's own `saturationThreshold` wins). */
   saturationThreshold: number;
+  /**
+   * Scored tasks the best cell needs before a suite can be marked saturated (default `MIN_TASKS_FOR_SATURATION`, 20:
+   * a perfect score on a handful of tasks says little); a stage with small private suites may lower it.
+   */
+  saturationMinTasks?: number;
   /** Tasks per shard at most: one shard is one Batch array job. */
   shardMaxTasks: number;
   /** Tasks one array child runs (each child may start its own vLLM server, so not 1). */

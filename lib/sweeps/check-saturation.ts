@@ -16,7 +16,7 @@ export const SUITE_SATURATED = 'suite.saturated';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface CheckSaturationOptions {
-  settings: Pick<SweepSettings, 'saturationThreshold'>;
+  settings: Pick<SweepSettings, 'saturationThreshold' | 'saturationMinTasks'>;
   notify?: NotifyOptions;
 }
 
@@ -57,7 +57,7 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
     const threshold = suite.saturationThreshold ?? options.settings.saturationThreshold;
     const alreadyMine = suite.status === 'saturated' && suite.saturatedBySweep === sweep.sweepId;
     if (alreadyMine) newlySaturated.push(ref.id);
-    else if (suite.status === 'active' && point.score >= threshold && best.n >= MIN_TASKS_FOR_SATURATION) {
+    else if (suite.status === 'active' && point.score >= threshold && best.n >= (options.settings.saturationMinTasks ?? MIN_TASKS_FOR_SATURATION)) {
       // Retired (or re-versioned) since it was read: its owner decided already; no alert about the old version.
       const fresh = await getSuite(ports.records, ref.id);
       if (fresh.status !== 'active' || fresh.version !== ref.version) continue;

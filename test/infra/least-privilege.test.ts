@@ -42,6 +42,10 @@ const PINNED_LOGICAL_IDS = {
     ModesDeadLetterQueue32A1C34B: 'AWS::SQS::Queue',
     DriftWatchQueueDFE0EAA0: 'AWS::SQS::Queue',
     DriftWatchDeadLetterQueueF0ED4985: 'AWS::SQS::Queue',
+    ExperimentsProposalsQueueD3331BF1: 'AWS::SQS::Queue',
+    ExperimentsProposalsDeadLetterQueue84DD66CA: 'AWS::SQS::Queue',
+    ExperimentsFailureModeMetricsQueue5BCD73DC: 'AWS::SQS::Queue',
+    ExperimentsFailureModeMetricsDeadLetterQueue135A3190: 'AWS::SQS::Queue',
   },
   compute: { RolloutRepositoryBCCA9BA7: 'AWS::ECR::Repository', ForgeRepository4919B5A1: 'AWS::ECR::Repository', JobLogs4F84869B: 'AWS::Logs::LogGroup' },
   api: { AccessLogs8B620ECA: 'AWS::Logs::LogGroup' },
@@ -230,8 +234,8 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
       // The alarms all live in the Pipeline stack, beside the topic; every queue of every stack needs one.
       const ageAlarms = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
       const queues = all.flatMap((t) => Object.keys(t.findResources('AWS::SQS::Queue')));
-      expect(queues).toHaveLength(6);
-      expect(ageAlarms).toHaveLength(6);
+      expect(queues).toHaveLength(10);
+      expect(ageAlarms).toHaveLength(10);
       const expected: Record<string, number> = {
         [STATEFUL_LOGICAL_IDS.ingestQueue]: settings.alarms.queueAgeSeconds.ingest,
         [STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue]: settings.alarms.queueAgeSeconds.deadLetter,
@@ -239,6 +243,10 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
         ModesDeadLetterQueue32A1C34B: settings.alarms.queueAgeSeconds.deadLetter,
         DriftWatchQueueDFE0EAA0: settings.alarms.queueAgeSeconds.modes,
         DriftWatchDeadLetterQueueF0ED4985: settings.alarms.queueAgeSeconds.deadLetter,
+        ExperimentsProposalsQueueD3331BF1: settings.alarms.queueAgeSeconds.modes,
+        ExperimentsProposalsDeadLetterQueue84DD66CA: settings.alarms.queueAgeSeconds.deadLetter,
+        ExperimentsFailureModeMetricsQueue5BCD73DC: settings.alarms.queueAgeSeconds.modes,
+        ExperimentsFailureModeMetricsDeadLetterQueue135A3190: settings.alarms.queueAgeSeconds.deadLetter,
       };
       expect(Object.keys(expected).sort()).toEqual([...queues].sort());
       for (const queue of queues) {
@@ -255,11 +263,17 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
       }
     });
 
-    it('every dead-letter queue (ingest, modes, drift watch) has a depth alarm to the alarm topic', () => {
+    it('every dead-letter queue (ingest, modes, drift watch, experiment proposals and failure-mode rows) has a depth alarm to the alarm topic', () => {
       const { s } = get(name);
       const [topicId] = Object.keys(s.pipeline.findResources('AWS::SNS::Topic'));
       const depth = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
-      expect(depth.map(alarmQueue).sort()).toEqual([STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue, 'ModesDeadLetterQueue32A1C34B', 'DriftWatchDeadLetterQueueF0ED4985'].sort());
+      expect(depth.map(alarmQueue).sort()).toEqual([
+        STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue,
+        'ModesDeadLetterQueue32A1C34B',
+        'DriftWatchDeadLetterQueueF0ED4985',
+        'ExperimentsProposalsDeadLetterQueue84DD66CA',
+        'ExperimentsFailureModeMetricsDeadLetterQueue135A3190',
+      ].sort());
       for (const alarm of depth) {
         expect(alarm.Properties).toMatchObject({ Threshold: settings.alarms.deadLetterDepthThreshold, ComparisonOperator: 'GreaterThanOrEqualToThreshold', AlarmActions: [{ Ref: topicId }] });
       }

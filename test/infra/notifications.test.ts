@@ -99,9 +99,9 @@ describe('the notice rules on EventBridge (moto_server)', () => {
    * t005–t009) over the local drivers with the real step handlers; returns what the steps published.
    */
   async function sweepEvents(sweepId: string, options: { rate: number; failShard: (shardId: string) => boolean }) {
-    const fx = openSweepFixture({ settings: { shardMaxTasks: 5, tasksPerChild: 5 } });
+    const fx = openSweepFixture({ settings: { shardMaxTasks: 10, tasksPerChild: 10 } });
     fixtures.push(fx);
-    await fx.seed({ checkpoints: 1, suites: 1, tasks: 10 });
+    await fx.seed({ checkpoints: 1, suites: 1, tasks: 20 });
     const steps = sweepStepHandlers({ settings: fx.settings, notify: { log: () => {} } });
     const input = { sweepId, trigger: 'manual' as const, requestedAt: fx.clock.now.toISOString(), modes: ['strict' as const] };
     await driveSweep(steps, fx.ports, input, { script: rateScript(() => options.rate), failShard: (shard) => options.failShard(shard.shardId) });
@@ -115,7 +115,7 @@ describe('the notice rules on EventBridge (moto_server)', () => {
     const finishedQueue = await installRule(aws, bus, ruleMatching(workflows, 'sweep.finished'));
     const events = new EventBridgeEvents(aws.eventbridge, bus);
 
-    // Every shard succeeds and 9 of 10 tasks pass: the default threshold 0.9 is reached.
+    // Every shard succeeds and 18 of 20 tasks pass (saturation needs ≥ 20 tasks): the default threshold 0.9 is reached.
     const saturating = await sweepEvents('nightly-0', { rate: 0.9, failShard: () => false });
     expect(saturating.map((e) => e.type)).toEqual(expect.arrayContaining(['suite.saturated', 'sweep.finished']));
     await events.publish(saturating);

@@ -175,10 +175,10 @@ describe.each(stageNames)('functions (%s)', (name) => {
     ...resourcesOfType(get(name).api, 'AWS::Lambda::Function'),
   });
 
-  it('one function per distinct route lambda and the key authorizer, plus the processor, the failure-mode classifier and the drift watch', () => {
+  it('one function per distinct route lambda and the key authorizer, plus the processor, the failure-mode classifier, the drift watch and the experiment schedule and consumers', () => {
     const distinct = new Set(routes.map((r) => r.lambda));
     expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size + 1);
-    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(3);
+    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(6);
   });
 
   it('every function: Node.js 24 on ARM64, traced, source maps, the house environment, its own log group', () => {

@@ -134,6 +134,7 @@ describe('routes', () => {
       'GET /v1/results',
       'POST /v1/sweeps',
       'GET /v1/sweeps/{id}',
+      'GET /v1/incumbent',
     ]);
     for (const r of mine) expect(API_FUNCTION_ACCESS[r.lambda]).toBeTypeOf('function');
     const doc = buildOpenApiDocument(routes) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };

@@ -58,7 +58,8 @@ describe('the synthesized sweep definition, run locally', () => {
 
   it('runs end to end: results per checkpoint × suite × mode, a failing shard caught, retries, a saturated suite alerted', async () => {
     const { definition } = synthesizedLocalSweepDefinition('dev');
-    fx = openSweepFixture({ settings: { shardMaxTasks: 3, tasksPerChild: 3 } });
+    // A 4-task suite may saturate here: the stage's minimum (default 20 tasks) is lowered for this small fixture.
+    fx = openSweepFixture({ settings: { shardMaxTasks: 3, tasksPerChild: 3, saturationMinTasks: 4 } });
     const fixture = fx;
     await fixture.seed({ checkpoints: 2, suites: 1, tasks: 4 }); // ck-0, ck-1; suite-0: t000–t003
     const suite1Tasks = Array.from({ length: 6 }, (_, t) => `t${String(t).padStart(3, '0')}`);
