@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
+import { postJson, startRuntimeProcess } from './support/runtime-process.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -42,22 +43,7 @@ interface RunResult {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function startRuntime(dataDir: string): Promise<Target> {
-  // The same V8 flag as `npm start`: a small young generation keeps the resident set down under bursts.
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(ROOT, 'bin/flywheel.ts'), 'start', '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: { ...process.env, FLYWHEEL_LOG_LEVEL: 'WARN' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; i < 400; i++) {
-    try {
-      const info = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { url: string; apiKey: string; pid: number };
-      if (info.pid === child.pid) return { name: 'flywheel local', url: info.url, apiKey: info.apiKey, child, dataDir };
-    } catch {
-      // not yet
-    }
-    await sleep(50);
-  }
-  throw new Error('runtime did not start');
+  return { name: 'flywheel local', ...(await startRuntimeProcess(dataDir)) };
 }
 
 async function startFloor(file: string): Promise<Target> {
@@ -102,27 +88,7 @@ function batchBody(): string {
   return `{"events":[${parts.join(',')}]}`;
 }
 
-function post(agent: Agent, target: Target, body: string): Promise<number> {
-  const url = new URL('/v1/feedback', target.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey, 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (agent: Agent, target: Target, body: string) => postJson(agent, target, '/v1/feedback', body);
 
 async function drive(target: Target, kind: 'single' | 'batch', concurrency: number): Promise<RunResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });

@@ -15,6 +15,7 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { ExperimentInput } from '../../lib/experiments/schemas.ts';
+import { mulberry32 } from '../../lib/shared/seeded-random.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const BENCH_TENANT = 'default';
@@ -83,17 +84,6 @@ export async function ensureBenchArchive(blobsRoot: string, sizes: { units: numb
   return { ...written, reused: false, seconds: (performance.now() - started) / 1000 };
 }
 
-/** mulberry32: a small seeded generator, so the same sizes always give the same archive. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One buffered JSON Lines file per table and day; a flush waits for the stream to drain (backpressure). */
 class DayFiles {
@@ -138,7 +128,7 @@ const POST_METRICS = ['latency_ms', 'tokens', 'latency_ms', 'cost_usd', 'accepte
 async function writeArchive(blobsRoot: string, sizes: { units: number; events: number }): Promise<Omit<BenchArchive, 'reused' | 'seconds'>> {
   const exposureFiles = new DayFiles(join(blobsRoot, 'raw', 'exposures', `tenant=${BENCH_TENANT}`));
   const metricFiles = new DayFiles(join(blobsRoot, 'raw', 'metrics', `tenant=${BENCH_TENANT}`));
-  const random = seededRandom(20261204);
+  const random = mulberry32(20261204);
   const start = BENCH_STARTED_AT.getTime();
   const day = DAY_MS;
   let exposures = 0;

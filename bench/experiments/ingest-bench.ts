@@ -11,17 +11,15 @@
  * @example
  * const figures = await benchIngest({ items: 50_000, runs: 5, concurrency: 4 });
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openLocalPorts } from '../../lib/drivers/local/local-ports.ts';
+import { postJson, startRuntimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
 import { ArchiveLines } from './archive-lines.ts';
 import { percentile, progress } from './figures.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BATCH = 500;
 const STORE_TIMEOUT_MS = 600_000;
 
@@ -44,36 +42,12 @@ export interface IngestOptions {
   dataDir?: string;
 }
 
-interface Runtime {
-  url: string;
-  apiKey: string;
-  child: ChildProcess;
-  dataDir: string;
-}
+type Runtime = RuntimeProcess;
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function startRuntime(dataDir: string): Promise<Runtime> {
-  // The same V8 flag as `npm start`; the schedules off, so nothing but ingest runs while it is timed.
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', join(ROOT, 'bin/flywheel.ts'), 'start', '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: { ...process.env, FLYWHEEL_LOG_LEVEL: 'WARN', FLYWHEEL_SCHEDULE: 'off' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the runtime exited with ${child.exitCode} before it was ready`);
-    try {
-      const info = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { url: string; apiKey: string; pid: number };
-      if (info.pid === child.pid) return { url: info.url, apiKey: info.apiKey, child, dataDir };
-    } catch {
-      // not written yet
-    }
-    await pause(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error('the runtime did not start within 120 s');
-}
+// The schedules off, so nothing but ingest runs while it is timed.
+const startRuntime = (dataDir: string): Promise<Runtime> => startRuntimeProcess(dataDir, { FLYWHEEL_SCHEDULE: 'off' });
 
 let sequence = 0;
 /** One request body of `BATCH` items of `kind`, with unique ids, occurring now. */
@@ -102,29 +76,6 @@ function batchBody(kind: IngestKind, run: number): string {
 const PATHS: Record<IngestKind, string> = { exposures: '/v1/exposures', metrics: '/v1/metrics', feedback: '/v1/feedback' };
 const ARCHIVES: Record<IngestKind, string> = { exposures: 'raw/exposures', metrics: 'raw/metrics', feedback: 'raw/feedback' };
 
-function post(agent: Agent, runtime: Runtime, path: string, body: string): Promise<number> {
-  const url = new URL(path, runtime.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': runtime.apiKey, 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Posts `items` items of `kind` and waits until the archive holds them; one run's figures. */
 async function ingestRun(runtime: Runtime, archive: ArchiveLines, kind: IngestKind, items: number, concurrency: number, run: number): Promise<IngestRun> {
   const before = await archive.count();
   const bodies = Array.from({ length: Math.ceil(items / BATCH) }, () => batchBody(kind, run));
@@ -138,7 +89,7 @@ async function ingestRun(runtime: Runtime, archive: ArchiveLines, kind: IngestKi
     while (next < bodies.length) {
       const body = bodies[next++]!;
       const t0 = performance.now();
-      const status = await post(agent, runtime, PATHS[kind], body).catch(() => 0);
+      const status = await postJson(agent, runtime, PATHS[kind], body).catch(() => 0);
       latencies.push(performance.now() - t0);
       if (status !== 202) errors++;
     }

@@ -21,6 +21,7 @@ import { EXPERIMENT_PROPOSED, type ExperimentProposedDetail } from '../../lib/tr
 import { startRuntime, type RuntimeProcess } from './runtime-process.ts';
 import { tempDirs } from '../support/temp-dirs.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { mulberry32 } from '../../lib/shared/seeded-random.ts';
 
 // Fixed ids (every run has a fresh data folder): the same units land in the same arms with the same seeded outcomes,
 // so the figures the test checks are the same on every run.
@@ -65,17 +66,6 @@ const api = async (path: string, init: { method?: string; body?: unknown } = {})
 
 const tail = () => rt.output().slice(-4000);
 
-/** mulberry32: the outcomes are random but the same on every run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Rows the raw archive holds under `folder` (lines of its `.jsonl` objects) that pass `keep`. */
 function archiveRows(folder: string, keep: (row: Record<string, unknown>) => boolean = () => true): number {
@@ -167,7 +157,7 @@ describe('experiment: create → start → assign → exposures and metrics → 
       expect(a.checkpoint).toBe(a.arm === 'control' ? CONTROL_CKPT : TREATMENT_CKPT);
     }
 
-    const random = seededRandom(1404);
+    const random = mulberry32(1404);
     for (const [i, id] of ids.entries()) {
       const a = first.get(id);
       const arm = a.arm as ArmId;

@@ -13,21 +13,11 @@ import type { BlobsPort } from '../../lib/ports/blobs.ts';
 import type { Ports } from '../../lib/ports/ports.ts';
 import type { RecordsPort } from '../../lib/ports/records.ts';
 import type { ArmMoments } from '../../lib/shared/statistics/index.ts';
+import { mulberry32 } from '../../lib/shared/seeded-random.ts';
 
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;
 
-/** A small fast PRNG (mulberry32): the same seed, the same archive. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normal(random: () => number): number {
   const u = Math.max(random(), 1e-12);
@@ -64,7 +54,7 @@ export interface SimulatedArchive {
  * window (ignored), and events before the first exposure (not counted as post).
  */
 export function simulateArchive(options: SimulationOptions): SimulatedArchive {
-  const random = seededRandom(options.seed);
+  const random = mulberry32(options.seed);
   const tenant = options.tenant ?? 'default';
   const entryDays = options.entryDays ?? 2;
   const totalWeight = options.arms.reduce((s, a) => s + a.weight, 0);

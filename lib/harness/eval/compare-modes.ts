@@ -32,6 +32,7 @@ import type { SuiteTask } from './load-suite.ts';
 import { compareModesRecord } from './record-codecs.ts';
 import { criterionScores } from './criterion-scores.ts';
 import { runEval, summarizeAttempts, type EvalProgress } from './run-eval.ts';
+import { mulberry32 } from '../../shared/seeded-random.ts';
 
 export interface CompareModesInput {
   runId: string;
@@ -61,17 +62,6 @@ export function modelRunId(runId: string, modelId: string): string {
   return `${runId}.${slug || 'model'}-${hash}`;
 }
 
-/** mulberry32: a tiny seeded PRNG, so bootstrap intervals are reproducible. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * 95% percentile bootstrap interval of the mean of paired differences.
@@ -82,7 +72,7 @@ export function seededRandom(seed: number): () => number {
 export function pairedBootstrapCi(diffs: number[], options: { resamples: number; seed: number }): [number, number] | null {
   const n = diffs.length;
   if (n === 0) return null;
-  const random = seededRandom(options.seed);
+  const random = mulberry32(options.seed);
   const means = new Float64Array(options.resamples);
   for (let b = 0; b < options.resamples; b++) {
     let sum = 0;

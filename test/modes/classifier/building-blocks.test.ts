@@ -7,7 +7,7 @@ import { fitLogisticRegression, lbfgs } from '../../../lib/modes/classifier/logi
 import { fitPlatt } from '../../../lib/modes/classifier/platt-calibration.ts';
 import { fitTfidf, restoreTfidf, tokenize } from '../../../lib/modes/classifier/tfidf-vectorizer.ts';
 import { signalText } from '../../../lib/modes/classifier/signal-text.ts';
-import { seededRandom } from '../../../lib/harness/eval/compare-modes.ts';
+import { mulberry32 as seededRandom } from '../../../lib/shared/seeded-random.ts';
 
 const rng = seededRandom;
 

@@ -22,7 +22,8 @@ import {
   wilsonInterval,
 } from '../../../lib/shared/statistics/index.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import { close, pythonReference, seeded } from './support/reference.ts';
+import { close, pythonReference } from './support/reference.ts';
+import { mulberry32 } from '../../../lib/shared/seeded-random.ts';
 
 const SCRIPT = String.raw`
 import json, sys, math
@@ -65,7 +66,7 @@ out['srm'] = srm
 print(json.dumps(out))
 `;
 
-const rnd = seeded(14);
+const rnd = mulberry32(14);
 const GAMMALN = [1e-300, 1e-8, 0.1, 0.5, 1, 1.5, 2, 2.5, 7.3, 14.999, 15, 15.5, 50, 1234.5, 1e6, 1e12];
 const CDF = [-37, -30, -20, -10, -8.3, -5, -3.2, -1.96, -1, -0.5, -1e-3, 0, 1e-3, 0.25, 1, 1.644, 2.5, 5, 8, 9];
 const PPF = [1e-300, 1e-100, 1e-20, 1e-10, 1e-6, 0.001, 0.01, 0.02425, 0.025, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.975, 0.99, 0.999, 1 - 1e-9];

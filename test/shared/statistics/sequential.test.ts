@@ -7,7 +7,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compareArms, confidenceSequenceHalfWidth, normalQuantile, sequentialRho, type ArmMoments } from '../../../lib/shared/statistics/index.ts';
-import { close, pythonReference, seeded } from './support/reference.ts';
+import { close, pythonReference } from './support/reference.ts';
+import { mulberry32 } from '../../../lib/shared/seeded-random.ts';
 
 const SCRIPT = String.raw`
 import json, sys, math
@@ -68,7 +69,7 @@ describe('asymptotic confidence sequence', () => {
   it('continuous peeking at an A/A test: FPR ≤ alpha with the sequence, far above it with the fixed-horizon interval', () => {
     // 1000 A/A experiments of a 30% conversion, 4000 units per arm, looked at every 50 units per arm from 100 on
     // (79 looks). Tolerance: alpha + 2 binomial standard errors of a 1000-run rate (0.014).
-    const uniform = seeded(7);
+    const uniform = mulberry32(7);
     const runs = 1000;
     const perArm = 4000;
     let sequentialFalse = 0;

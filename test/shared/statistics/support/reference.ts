@@ -1,6 +1,6 @@
 /**
  * Reference numbers from independent implementations: one real `python3` (scipy, statsmodels, numpy) per test file,
- * given a JSON of cases on stdin, answering a JSON on stdout. And a seeded generator for the data both sides read.
+ * given a JSON of cases on stdin, answering a JSON on stdout. Normal draws from a seeded uniform (`lib/shared/seeded-random.ts`) for the data both sides read.
  */
 import { execFileSync } from 'node:child_process';
 
@@ -10,17 +10,6 @@ export function pythonReference<T>(script: string, input: unknown): T {
   return JSON.parse(out) as T;
 }
 
-/** mulberry32: a small seeded uniform generator, so every run draws the same data. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Standard normal draws (Box–Muller) from a seeded uniform. */
 export function normals(uniform: () => number): () => number {
