@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { principalOfContext, requireScope } from '../auth/authorize-request.ts';
+import { principalOfContext, requireScope, type Principal } from '../auth/authorize-request.ts';
+import { DEFAULT_TENANT } from '../auth/scopes.ts';
 import { scopePortsToTenant } from '../auth/tenant-ports.ts';
 import type { Ports } from '../ports/ports.ts';
 import type { HttpApiHandler } from './http-api.ts';
@@ -8,6 +9,9 @@ import { ForbiddenError } from '../auth/forbidden-error.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.ts';
 import { errorResult } from './json-response.ts';
 import type { ApiHandler, RouteSpec } from './route.ts';
+
+/** Who calls an open route (`apiKeyRequired: false`): nobody known; the handler checks its caller itself. */
+const OPEN_PRINCIPAL = { tenant: DEFAULT_TENANT, scopes: [], keyId: 'open' } as const satisfies Principal;
 
 interface CompiledRoute {
   spec: RouteSpec;
@@ -66,9 +70,12 @@ export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): 
   };
 
   const dispatch = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
-    const principal = principalOfContext(event.requestContext?.authorizer);
-    if (!principal) return errorResult(new ForbiddenError('Forbidden: the request carries no authorized API key'));
+    const authorized = principalOfContext(event.requestContext?.authorizer);
     const method = event.httpMethod.toUpperCase();
+    // Without a principal only an open route may answer: nothing else says which routes exist.
+    if (!authorized && !openRouteMatches(compiled, method, event)) {
+      return errorResult(new ForbiddenError('Forbidden: the request carries no authorized API key'));
+    }
     let route = byKey.get(`${method} ${event.resource}`);
     if (!route) {
       const path = event.path ?? event.resource;
@@ -93,8 +100,12 @@ export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): 
         event = { ...event, resource: route.spec.path };
       }
     }
+    // An open route (the console's files, Slack's signed requests) runs on the default tenant and checks its caller
+    // itself; every other route needs the authorizer's principal (fail closed).
+    const principal = route.spec.apiKeyRequired ? authorized : OPEN_PRINCIPAL;
+    if (!principal) return errorResult(new ForbiddenError('Forbidden: the request carries no authorized API key'));
     try {
-      requireScope(principal, route.spec.scope, route.spec.operationId);
+      if (route.spec.apiKeyRequired) requireScope(principal, route.spec.scope, route.spec.operationId);
     } catch (error) {
       return errorResult(error);
     }
@@ -102,4 +113,11 @@ export function makeDispatcher(routeSpecs: readonly RouteSpec[], ports: Ports): 
     return (handler as (e: APIGatewayProxyEvent, c?: Context) => Promise<APIGatewayProxyResult>)(event, context);
   };
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>(dispatch) as unknown as HttpApiHandler;
+}
+
+function openRouteMatches(compiled: readonly CompiledRoute[], method: string, event: APIGatewayProxyEvent): boolean {
+  const path = event.path ?? event.resource;
+  return compiled.some(
+    (c) => !c.spec.apiKeyRequired && c.spec.method === method && (c.spec.path === event.resource || c.pattern.test(path)),
+  );
 }

@@ -27,6 +27,12 @@ import { LIFECYCLE_OPERATIONS } from '../experiments/http/lifecycle-operations.t
 import { ANALYSIS_OPERATIONS } from '../experiments/http/analysis-operations.ts';
 // import experiments: decisions and incumbent
 import { EXPERIMENT_DECISION_OPERATIONS } from '../experiments/http/decision-operations.ts';
+// import console: files
+// import console: data
+// import people: slack
+// import people: notices
+// import compute: usage and budgets
+// import cli: registry reads
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -101,6 +107,12 @@ export const OPERATIONS: Record<string, Operation> = {
   ...ANALYSIS_OPERATIONS,
   // spread experiments: decisions and incumbent
   ...EXPERIMENT_DECISION_OPERATIONS,
+  // spread console: files
+  // spread console: data
+  // spread people: slack
+  // spread people: notices
+  // spread compute: usage and budgets
+  // spread cli: registry reads
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },

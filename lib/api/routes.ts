@@ -62,6 +62,12 @@ import {
   makePostMetricsHandler,
   makePutMetricDefinitionHandler,
 } from '../experiments/http/ingest-handlers.ts';
+// import console: files
+// import console: data
+// import people: slack
+// import people: notices
+// import compute: usage and budgets
+// import cli: registry reads
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -135,6 +141,12 @@ export const routes: RouteSpec[] = [
   { method: 'POST', path: '/v1/experiments/{id}/decide', operationId: 'decideExperiment', lambda: 'experiments/api', apiKeyRequired: true, scope: 'admin', make: makeDecideExperimentHandler },
   { method: 'GET', path: '/v1/incumbent', operationId: 'getIncumbent', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetIncumbentHandler },
   { method: 'POST', path: '/v1/decisions/extract', operationId: 'extractDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeExtractDecisionsHandler },
+  // console: files
+  // console: data (attempts, jobs, sweeps, overview, mode timeline)
+  // people: slack
+  // people: notices
+  // compute: usage and budgets
+  // cli: registry reads
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

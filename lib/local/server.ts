@@ -18,6 +18,9 @@ import {
 import { errorResult } from '../api/json-response.ts';
 import { TokenBucketThrottle } from './token-bucket.ts';
 
+/** The caller of an open route: no key; the route's handler checks its caller itself (the dispatcher does the same). */
+const OPEN_PRINCIPAL: Principal = { tenant: DEFAULT_TENANT, scopes: [], keyId: 'open' };
+
 /** API Gateway REST's payload limit: 10 MB. Bodies above it are refused with 413 while they are read. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** After a 413 the rest of the body is read and dropped (so the client sees the answer), up to this many bytes. */
@@ -97,14 +100,17 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
 
     const apiKeyHeader = req.headers['x-api-key'];
     const apiKey = Array.isArray(apiKeyHeader) ? apiKeyHeader[0] : apiKeyHeader;
-    // The key first, for every path: without a valid key nothing says which routes exist.
+    // The key first, for every path but the open routes (the console's files, Slack's signed requests): without a
+    // valid key nothing says which routes exist.
+    const open = matchRoute(routes.filter((r) => !r.spec.apiKeyRequired), method, path);
+    const isOpen = typeof open !== 'string';
     let principal: Principal;
     try {
-      principal = await principalOf(apiKey);
+      principal = isOpen ? OPEN_PRINCIPAL : await principalOf(apiKey);
     } catch (error) {
       return discard(req, res, error as Error);
     }
-    const retryAfter = throttle.take(apiKey ?? '-');
+    const retryAfter = throttle.take(isOpen ? `open:${req.socket.remoteAddress ?? '-'}` : (apiKey ?? '-'));
     if (retryAfter > 0) {
       return discard(req, res, new ThrottledError(retryAfter));
     }
@@ -118,7 +124,7 @@ export function createLocalServer(options: LocalServerOptions): LocalServer {
     const { route, pathParameters } = match;
     // Before the body is read; the dispatcher checks it again (the one code path the Lambda functions share).
     try {
-      requireScope(principal, route.spec.scope, route.spec.operationId);
+      if (route.spec.apiKeyRequired) requireScope(principal, route.spec.scope, route.spec.operationId);
     } catch (error) {
       return discard(req, res, error as Error);
     }

@@ -75,6 +75,10 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
   'experiments/api': (fn, data, deps) => grantExperimentsApi(fn, data, deps?.bus),
   // Assignments: reads the running experiments; writes nothing.
   'experiments/assign': (fn, data) => grantAssignments(fn, data),
+  // access console: files
+  // access people: slack
+  // access people: notices
+  // access compute: usage and budgets
 };
 
 export interface ApiStackProps extends StackProps {

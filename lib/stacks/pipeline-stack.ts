@@ -112,5 +112,8 @@ export class PipelineStack extends Stack {
       alarmTopic: this.alarmTopic,
       environment: functionEnvironment(data, this.bus),
     });
+    // pipeline people: slack
+    // pipeline people: notices
+    // pipeline compute: usage and budgets
   }
 }
