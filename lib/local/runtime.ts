@@ -179,6 +179,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // arm, a held ramp step widens; FLYWHEEL_SCHEDULE=off turns it off), and a tail of the event log drafts proposed
   // experiments and archives failure modes as metrics (lib/experiments/local/local-experiments.ts).
   const experiments = startLocalExperiments(localPorts, { logger, maxReceiveCount });
+  // runtime people: slack
+  // runtime people: notices
+  // runtime compute: usage and budgets
+  // server console: files
   const server = createLocalServer({ routes, ports, throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -198,6 +202,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await modes?.stop();
         await drift.stop();
         await experiments.close();
+        // close people: slack
+        // close people: notices
+        // close compute: usage and budgets
         await training?.close();
         await derivations?.close();
         await sweeps?.close();
