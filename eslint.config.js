@@ -28,7 +28,7 @@ const ASSERTION_FUNCTIONS = [
 export default defineConfig(
   { ignores: ['node_modules/', 'cdk.out/', '.flywheel/', 'data/', 'docs/', 'coverage/'] },
   {
-    files: ['**/*.{ts,js,mjs,cjs}'],
+    files: ['**/*.{ts,tsx,js,mjs,cjs}'],
     extends: [js.configs.recommended, tseslint.configs.recommended],
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     languageOptions: { globals: globals.node },
@@ -57,6 +57,8 @@ export default defineConfig(
       'no-control-regex': 'off',
     },
   },
+  // The console runs in a browser: its globals are the DOM's, not Node's.
+  { files: ['lib/console/web/**/*.{ts,tsx}'], languageOptions: { globals: globals.browser } },
   {
     files: ['test/**/*.ts'],
     plugins: { vitest },

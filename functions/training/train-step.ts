@@ -2,7 +2,7 @@
  * Every step of the training state machine (`train-policy`, lib/training/workflow/train.asl.ts): the payload
  * `{ step, input }` names the step. AWS drivers built once per process; the dataset is built in this function
  * (`buildDataset`), the checkpoint's sweep is looked up through the workflows port (FLYWHEEL_STATE_MACHINE_SWEEP), and
- * people are told through `notifyPeople` (`FLYWHEEL_SLACK_WEBHOOK_URL`).
+ * people are told through `raiseNotice` (`lib/people/notices/`: stored once, then Slack and the bus).
  */
 import middy from '@middy/core';
 import { awsPortsFromEnv } from '../../lib/drivers/aws/aws-ports.ts';

@@ -28,11 +28,21 @@ import { ANALYSIS_OPERATIONS } from '../experiments/http/analysis-operations.ts'
 // import experiments: decisions and incumbent
 import { EXPERIMENT_DECISION_OPERATIONS } from '../experiments/http/decision-operations.ts';
 // import console: files
+import { CONSOLE_OPERATIONS } from '../console/http/console-operations.ts';
 // import console: data
+import { ATTEMPT_READ_OPERATIONS } from '../registry/http/attempt-operations.ts';
+import { SWEEP_LIST_OPERATIONS } from '../sweeps/http/list-operations.ts';
+import { OVERVIEW_OPERATIONS } from '../overview/http/overview-operations.ts';
+import { TIMELINE_OPERATIONS } from '../modes/http/timeline-operations.ts';
 // import people: slack
+import { SLACK_OPERATIONS } from '../people/slack/http/slack-operations.ts';
 // import people: notices
+import { NOTICE_OPERATIONS } from '../people/notices/http/notice-operations.ts';
 // import compute: usage and budgets
+import { COMPUTE_OPERATIONS } from '../compute/http/compute-operations.ts';
 // import cli: registry reads
+import { CHECKPOINT_READ_OPERATIONS } from '../registry/http/checkpoint-operations.ts';
+import { SWEEP_PROGRESS_OPERATIONS } from '../sweeps/http/progress-operations.ts';
 import { BODY_LIMITS } from './http-api.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -108,11 +118,21 @@ export const OPERATIONS: Record<string, Operation> = {
   // spread experiments: decisions and incumbent
   ...EXPERIMENT_DECISION_OPERATIONS,
   // spread console: files
+  ...CONSOLE_OPERATIONS,
   // spread console: data
+  ...ATTEMPT_READ_OPERATIONS,
+  ...SWEEP_LIST_OPERATIONS,
+  ...OVERVIEW_OPERATIONS,
+  ...TIMELINE_OPERATIONS,
   // spread people: slack
+  ...SLACK_OPERATIONS,
   // spread people: notices
+  ...NOTICE_OPERATIONS,
   // spread compute: usage and budgets
+  ...COMPUTE_OPERATIONS,
   // spread cli: registry reads
+  ...CHECKPOINT_READ_OPERATIONS,
+  ...SWEEP_PROGRESS_OPERATIONS,
   getOpenApi: {
     summary: 'This document',
     responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...COMMON_ERRORS },
@@ -144,7 +164,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[]): ReturnType<O
       path: route.path,
       operationId: route.operationId,
       ...(route.apiKeyRequired ? { security: [{ [apiKey.name]: [] }] } : {}),
-      description: `${op.description ? `${op.description}\n\n` : ''}Needs a key with the \`${route.scope}\` scope${route.scope === 'read' ? ' (or admin)' : ''}.`,
+      description: `${op.description ? `${op.description}\n\n` : ''}${route.apiKeyRequired ? `Needs a key with the \`${route.scope}\` scope${route.scope === 'read' ? ' (or admin)' : ''}.` : 'Open: no key (the handler checks its caller itself, or serves only public files).'}`,
       'x-flywheel-scope': route.scope,
     } as RouteConfig);
   }

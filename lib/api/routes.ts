@@ -63,11 +63,21 @@ import {
   makePutMetricDefinitionHandler,
 } from '../experiments/http/ingest-handlers.ts';
 // import console: files
+import { makeGetConsoleAssetHandler, makeGetConsoleHandler } from '../console/http/console-assets.ts';
 // import console: data
+import { makeGetAttemptHandler, makeListAttemptsHandler } from '../registry/http/attempt-handlers.ts';
+import { makeListSweepsHandler } from '../sweeps/http/list-sweeps.ts';
+import { makeGetOverviewHandler } from '../overview/http/get-overview.ts';
+import { makeGetFailureModeTimelineHandler } from '../modes/http/get-failure-mode-timeline.ts';
 // import people: slack
+import { makeSlackCommandsHandler, makeSlackInteractionsHandler } from '../people/slack/http/slack-handlers.ts';
 // import people: notices
+import { makeAcknowledgeNoticeHandler, makeAnswerNoticeHandler, makeGetNoticeHandler, makeListNoticesHandler } from '../people/notices/http/notice-handlers.ts';
 // import compute: usage and budgets
+import { makeGetComputeUsageHandler, makeListComputeBudgetsHandler, makeListJobsHandler, makePutComputeBudgetHandler } from '../compute/http/compute-handlers.ts';
 // import cli: registry reads
+import { makeGetCheckpointHandler } from '../registry/http/get-checkpoint.ts';
+import { makeGetSweepProgressHandler } from '../sweeps/http/get-sweep-progress.ts';
 import type { RouteSpec } from './route.ts';
 
 /**
@@ -142,11 +152,30 @@ export const routes: RouteSpec[] = [
   { method: 'GET', path: '/v1/incumbent', operationId: 'getIncumbent', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetIncumbentHandler },
   { method: 'POST', path: '/v1/decisions/extract', operationId: 'extractDecisions', lambda: 'training/api', apiKeyRequired: true, scope: 'admin', make: makeExtractDecisionsHandler },
   // console: files
+  { method: 'GET', path: '/', operationId: 'getConsole', lambda: 'console/assets', apiKeyRequired: false, scope: 'read', make: makeGetConsoleHandler },
+  { method: 'GET', path: '/console/{asset}', operationId: 'getConsoleAsset', lambda: 'console/assets', apiKeyRequired: false, scope: 'read', make: makeGetConsoleAssetHandler },
   // console: data (attempts, jobs, sweeps, overview, mode timeline)
+  { method: 'GET', path: '/v1/attempts', operationId: 'listAttempts', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeListAttemptsHandler },
+  { method: 'GET', path: '/v1/attempts/{id}', operationId: 'getAttempt', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetAttemptHandler },
+  { method: 'GET', path: '/v1/sweeps', operationId: 'listSweeps', lambda: 'registry/sweeps-api', apiKeyRequired: true, scope: 'read', make: makeListSweepsHandler },
+  { method: 'GET', path: '/v1/overview', operationId: 'getLoopOverview', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetOverviewHandler },
+  { method: 'GET', path: '/v1/failure-modes/timeline', operationId: 'getFailureModeTimeline', lambda: 'modes/query', apiKeyRequired: true, scope: 'read', make: makeGetFailureModeTimelineHandler },
   // people: slack
+  { method: 'POST', path: '/v1/slack/commands', operationId: 'postSlackCommand', lambda: 'people/slack', apiKeyRequired: false, scope: 'read', make: (ports) => makeSlackCommandsHandler(ports) },
+  { method: 'POST', path: '/v1/slack/interactions', operationId: 'postSlackInteraction', lambda: 'people/slack', apiKeyRequired: false, scope: 'read', make: (ports) => makeSlackInteractionsHandler(ports) },
   // people: notices
+  { method: 'GET', path: '/v1/notices', operationId: 'listNotices', lambda: 'people/api', apiKeyRequired: true, scope: 'read', make: makeListNoticesHandler },
+  { method: 'GET', path: '/v1/notices/{id}', operationId: 'getNotice', lambda: 'people/api', apiKeyRequired: true, scope: 'read', make: makeGetNoticeHandler },
+  { method: 'POST', path: '/v1/notices/{id}/ack', operationId: 'acknowledgeNotice', lambda: 'people/api', apiKeyRequired: true, scope: 'admin', make: makeAcknowledgeNoticeHandler },
+  { method: 'POST', path: '/v1/notices/{id}/actions/{actionId}', operationId: 'answerNotice', lambda: 'people/api', apiKeyRequired: true, scope: 'admin', make: (ports) => makeAnswerNoticeHandler(ports) },
   // compute: usage and budgets
+  { method: 'GET', path: '/v1/jobs', operationId: 'listJobs', lambda: 'compute/api', apiKeyRequired: true, scope: 'read', make: makeListJobsHandler },
+  { method: 'GET', path: '/v1/compute/usage', operationId: 'getComputeUsage', lambda: 'compute/api', apiKeyRequired: true, scope: 'read', make: makeGetComputeUsageHandler },
+  { method: 'GET', path: '/v1/compute/budgets', operationId: 'listComputeBudgets', lambda: 'compute/api', apiKeyRequired: true, scope: 'read', make: makeListComputeBudgetsHandler },
+  { method: 'POST', path: '/v1/compute/budgets', operationId: 'putComputeBudget', lambda: 'compute/api', apiKeyRequired: true, scope: 'admin', make: makePutComputeBudgetHandler },
   // cli: registry reads
+  { method: 'GET', path: '/v1/checkpoints/{id}', operationId: 'getCheckpoint', lambda: 'registry/api', apiKeyRequired: true, scope: 'read', make: makeGetCheckpointHandler },
+  { method: 'GET', path: '/v1/sweeps/{id}/shards', operationId: 'getSweepProgress', lambda: 'registry/sweeps-api', apiKeyRequired: true, scope: 'read', make: makeGetSweepProgressHandler },
 ];
 
 /** The routes one Lambda function serves (`functions/<lambda>.ts`). */

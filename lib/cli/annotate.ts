@@ -6,6 +6,7 @@ import { GOLD_SET_SUBJECTS_PER_REQUEST } from '../judges/http/annotation-handler
 import type { Command } from 'commander';
 import { table } from './table.ts';
 import { callForCli, collect, targetOptions, type JsonFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 interface Flags extends JsonFlags {
   queue?: string;
@@ -34,7 +35,8 @@ interface Flags extends JsonFlags {
 }
 
 type Row = Record<string, unknown>;
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
 const options = (command: Command) => targetOptions(command).option('--json', 'print the raw JSON answer');
 

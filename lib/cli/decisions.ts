@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { table } from './table.ts';
 import { callForCli, collect, targetOptions, type JsonFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 interface Flags extends JsonFlags {
   run?: string;
@@ -15,7 +16,8 @@ interface Flags extends JsonFlags {
 }
 
 type Row = Record<string, unknown>;
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 const oneLine = (v: unknown, max = 60) => {
   const t = s(v).replace(/\s+/g, ' ').trim();
   return t.length <= max ? t : `${t.slice(0, max - 1)}…`;

@@ -64,13 +64,18 @@ export function registerDlqCommands(program: Command): void {
       .description('move dead letters back to the ingest queue; each is deleted from the DLQ only after its send succeeded'),
   )
     .option('--max <n>', 'move at most n (default: all)')
-    .action(async (flags: QueueFlags & { max?: string }) => {
+    .option('--json', 'print JSON')
+    .action(async (flags: QueueFlags & { max?: string; json?: boolean }) => {
       const queues = await openQueues(flags, true);
       try {
         const result = await redriveDeadLetters(queues.dlq, queues.source!, {
           ...(flags.max ? { max: Number(flags.max) } : {}),
         });
-        process.stdout.write(`${JSON.stringify(result)}\n`);
+        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else {
+          process.stdout.write(`moved ${result.moved} dead letter(s) back to the ingest queue; ${result.failed.length} failed\n`);
+          for (const f of result.failed) process.stderr.write(`  ${f.messageId}: ${f.error}\n`);
+        }
         if (result.failed.length > 0) process.exitCode = 1;
       } finally {
         await queues.close();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { table } from './table.ts';
 import { callApi, callForCli, collect, resolveTarget, targetOptions, type JsonFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 type Row = Record<string, unknown>;
 
@@ -39,7 +40,8 @@ interface DecideFlags extends JsonFlags {
   extendDays?: string;
 }
 
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 const experimentPath = (id: string) => `/v1/experiments/${encodeURIComponent(id)}`;
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 

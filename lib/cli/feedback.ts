@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { callApi, collect, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
+import { callApi, collect, errorLines, resolveTarget, targetOptions, type TargetFlags } from './target.ts';
+import { cellText, fieldLines } from './format.ts';
 import { table } from './table.ts';
 
 const BATCH_MAX = 500;
@@ -26,6 +27,7 @@ interface SendFlags extends TargetFlags {
   trainingConsent?: boolean;
   context?: string;
   occurredAt?: string;
+  json?: boolean;
 }
 
 interface ListFlags extends TargetFlags {
@@ -56,6 +58,7 @@ interface ReportFlags extends TargetFlags {
   repo?: string;
   commit?: string;
   occurredAt?: string;
+  json?: boolean;
 }
 
 /** `flywheel feedback send|report|list`: the feedback API from the shell. */
@@ -82,7 +85,8 @@ export function registerFeedbackCommands(program: Command): void {
       .option('--repo <url>', 'git repository the report is about')
       .option('--commit <sha>', 'commit of --repo')
       .option('--training-consent', 'the report may be used for training and drafted into an eval case (default: no)')
-      .option('--occurred-at <iso>', 'when it happened'),
+      .option('--occurred-at <iso>', 'when it happened')
+      .option('--json', 'print the API answer as JSON'),
   ).action(async (flags: ReportFlags) => {
     const target = resolveTarget(flags);
     const body = flags.bodyFile !== undefined ? readFileSync(flags.bodyFile === '-' ? 0 : flags.bodyFile, 'utf8') : flags.body;
@@ -103,8 +107,16 @@ export function registerFeedbackCommands(program: Command): void {
     // A missing body is left out, so the API names it in its 400.
     if (report.body === undefined) delete report.body;
     const { status, body: answer } = await callApi(target, 'POST', '/v1/reports', report);
-    // The answer has a `status` of its own ("accepted"): the HTTP status is `httpStatus`.
-    process.stdout.write(`${JSON.stringify({ httpStatus: status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+    if (flags.json) {
+      // The answer has a `status` of its own ("accepted"): the HTTP status is `httpStatus`.
+      process.stdout.write(`${JSON.stringify({ httpStatus: status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+    } else if (status < 300) {
+      const a = isObject(answer) ? answer : {};
+      const rest = Object.entries(a).filter(([k]) => k !== 'status' && k !== 'reportId');
+      process.stdout.write(`report ${cellText(a.reportId ?? report.reportId)}: ${cellText(a.status ?? 'sent')}\n${fieldLines(rest)}`);
+    } else {
+      for (const line of errorLines(answer, status)) process.stderr.write(`${line}\n`);
+    }
     if (status >= 300) process.exitCode = 1;
   });
 
@@ -116,9 +128,9 @@ export function registerFeedbackCommands(program: Command): void {
       .option('--event-id <id>', 'idempotency key (default: a new UUID)')
       .option('--kind <kind>', 'rating | comment | outcome (default: rating, or comment when --comment is given)')
       .option('--outcome <outcome>', 'accepted | reverted | retried | corrected (kind outcome)')
-      .option('--trace-id <id>', 'trace the feedback is about')
-      .option('--session-id <id>', 'user session')
-      .option('--turn-id <id>', 'turn inside the trace')
+      .option('--trace-id <id>', 'trace the feedback is about (default: cli-<event id>, a trace of its own)')
+      .option('--session-id <id>', 'user session (default: cli-<reporter>)')
+      .option('--turn-id <id>', 'turn inside the trace (default: 1)')
       .option('--message-id <id>', 'decision inside the trajectory')
       .option('--model <checkpoint>', 'checkpoint id')
       .option('--experiment <id>', 'experiment id')
@@ -130,7 +142,8 @@ export function registerFeedbackCommands(program: Command): void {
       .option('--tag <tag>', 'a label (repeatable)', collect, [])
       .option('--training-consent', 'the signal may be used for training (default: no)')
       .option('--context <json>', 'free JSON object')
-      .option('--occurred-at <iso>', 'when it happened (default: now)'),
+      .option('--occurred-at <iso>', 'when it happened (default: now)')
+      .option('--json', 'print the API answer as JSON'),
   ).action(async (flags: SendFlags) => {
     const target = resolveTarget(flags);
     const events = flags.file !== undefined ? readEvents(flags.file) : [eventFromFlags(flags)];
@@ -139,7 +152,8 @@ export function registerFeedbackCommands(program: Command): void {
       const chunk = events.slice(i, i + BATCH_MAX);
       const body = events.length === 1 ? chunk[0] : { events: chunk };
       const { status, body: answer } = await callApi(target, 'POST', '/v1/feedback', body);
-      process.stdout.write(`${JSON.stringify({ status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ status, ...(isObject(answer) ? answer : { body: answer }) }, null, 2)}\n`);
+      else writeSendAnswer(status, answer, flags.file === undefined, i);
       if (status >= 300) failed = true;
     }
     if (failed) process.exitCode = 1;
@@ -166,15 +180,24 @@ export function registerFeedbackCommands(program: Command): void {
     }
     const query = params.size > 0 ? `?${params}` : '';
     const { status, body } = await callApi(target, 'GET', `/v1/feedback${query}`);
-    if (status !== 200 || flags.json) {
-      process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-      if (status !== 200) process.exitCode = 1;
+    if (status !== 200) {
+      for (const line of errorLines(body, status)) process.stderr.write(`${line}\n`);
+      process.exitCode = 1;
       return;
     }
+    if (flags.json) return void process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     const page = body as { items?: Array<Record<string, unknown>>; cursor?: string; nextCursor?: string };
     const items = page.items ?? [];
-    const columns = ['eventId', 'kind', 'rating', 'model', 'source', 'reporter', 'receivedAt'];
-    process.stdout.write(table(columns, items.map((item) => columns.map((c) => cell(item[c])))));
+    // Source and reporter are left to --json: the comment needs the room.
+    const rows = items.map((item) => [
+      cellText(item.eventId),
+      cellText(item.kind),
+      cellText(item.kind === 'outcome' ? item.outcome : item.rating),
+      cellText(item.model),
+      cellText(item.receivedAt).replace(/\.\d+Z$/, 'Z'),
+      cellText(item.comment),
+    ]);
+    process.stdout.write(table(['eventId', 'kind', 'signal', 'model', 'received', 'comment'], rows));
     const next = page.cursor ?? page.nextCursor;
     process.stdout.write(`${items.length} item(s)${next ? `; next page: --cursor ${next}` : ''}\n`);
   });
@@ -182,15 +205,18 @@ export function registerFeedbackCommands(program: Command): void {
 
 function eventFromFlags(flags: SendFlags): Record<string, unknown> {
   const kind = flags.kind ?? (flags.outcome ? 'outcome' : flags.comment !== undefined && !flags.rating ? 'comment' : 'rating');
+  const eventId = flags.eventId ?? randomUUID();
+  const reporter = flags.reporter ?? process.env.USER ?? 'cli';
+  // A person typing a comment has no agent trace at hand: the event gets a trace, session and turn of its own.
   const event: Record<string, unknown> = {
-    eventId: flags.eventId ?? randomUUID(),
+    eventId,
     kind,
-    traceId: flags.traceId,
-    sessionId: flags.sessionId,
-    turnId: flags.turnId,
+    traceId: flags.traceId ?? `cli-${eventId}`,
+    sessionId: flags.sessionId ?? `cli-${reporter}`,
+    turnId: flags.turnId ?? '1',
     model: flags.model,
     source: flags.source,
-    reporter: flags.reporter ?? process.env.USER ?? 'cli',
+    reporter,
     trainingConsent: flags.trainingConsent === true,
     occurredAt: flags.occurredAt ?? new Date().toISOString(),
   };
@@ -215,7 +241,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function cell(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+/**
+ * What `feedback send` prints for one POST: the counts, then each rejected event with its fields (by flag for an
+ * event made from flags; by position, id and field for events from a file).
+ */
+function writeSendAnswer(status: number, answer: unknown, single: boolean, offset: number): void {
+  const a = (isObject(answer) ? answer : {}) as { accepted?: number; duplicates?: number; rejected?: number; results?: Array<{ index: number; eventId?: string; status: string; issues?: Array<{ path: string; message: string }> }> };
+  if (a.accepted === undefined) {
+    for (const line of errorLines(answer, status)) process.stderr.write(`${line}\n`);
+    return;
+  }
+  const stored = (a.results ?? []).filter((r) => r.status !== 'rejected').map((r) => r.eventId);
+  process.stdout.write(`accepted ${a.accepted}, duplicates ${a.duplicates ?? 0}, rejected ${a.rejected ?? 0}${single && stored[0] ? ` (event ${stored[0]})` : ''}\n`);
+  for (const r of (a.results ?? []).filter((x) => x.status === 'rejected')) {
+    const issues = (r.issues ?? []).map((i) => ({ ...i, path: i.path.replace(/^events\[\d+\]\./, '') }));
+    const lines = errorLines({ error: `event ${single ? '' : `#${offset + r.index} `}${r.eventId ?? ''}`.trim(), message: 'rejected', issues }, status, single ? undefined : null);
+    for (const line of lines) process.stderr.write(`${line}\n`);
+  }
 }

@@ -238,7 +238,7 @@ export function registerForgeCommands(program: Command): void {
       const ports = openLocalPorts(dataDirFrom(flags));
       try {
         const { outcomes } = await calibrateDifficulty({ suite: flags.suite, model: createModel(flags.model), provider: sandboxProvider(), ports, k: int(flags.k, '--k') ?? 5, band, concurrency: int(flags.concurrency, '--concurrency') ?? 1 });
-        process.stdout.write(table(['task', 'scored', 'passed', 'pass rate', 'in band', 'too easy'], outcomes.map((o) => [o.taskId, String(o.scored), String(o.passed), o.passRate === null ? '-' : `${(o.passRate * 100).toFixed(0)}%`, String(o.inBand), String(o.tooEasy)])));
+        process.stdout.write(table(['task', 'scored', 'passed', 'pass rate', 'in band', 'too easy'], outcomes.map((o) => [o.taskId, String(o.scored), String(o.passed), o.passRate === null ? '-' : `${(o.passRate * 100).toFixed(1)}%`, String(o.inBand), String(o.tooEasy)])));
       } finally {
         ports.close();
       }

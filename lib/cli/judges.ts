@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { parseJudgeRef } from '../judges/judge-identity.ts';
 import { table } from './table.ts';
 import { callForCli, targetOptions, type JsonFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 interface Flags extends JsonFlags {
   file?: string;
@@ -13,7 +14,8 @@ interface Flags extends JsonFlags {
 }
 
 type Row = Record<string, unknown>;
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 
 function judgeOptions(command: Command): Command {
   return targetOptions(command).option('--json', 'print the raw JSON answer');

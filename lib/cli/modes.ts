@@ -4,6 +4,7 @@ import { retrainClassifier } from '../modes/current-classifier.ts';
 import { reindexModeExamples } from '../modes/list-mode-examples.ts';
 import { table } from './table.ts';
 import { callForCli, dataDirFrom, targetOptions, type TargetFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 interface Flags extends TargetFlags {
   model?: string;
@@ -43,7 +44,8 @@ async function show(flags: Flags, method: 'GET' | 'POST', path: string, render: 
 }
 
 type Row = Record<string, unknown>;
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 
 /** `flywheel modes list|examples|review|label|clusters|promote-cluster|drafts|approve`: the failure-mode API from the shell. */
 export function registerModesCommands(program: Command): void {

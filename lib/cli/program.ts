@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEvalCommands } from './eval.ts';
@@ -15,6 +16,18 @@ import { registerSuiteCommands } from './suite.ts';
 import { registerSweepCommands } from './sweep.ts';
 import { registerTrainCommands } from './train.ts';
 import { registerExperimentCommands } from './experiment.ts';
+import { registerCheckpointCommands } from './checkpoint.ts';
+import { registerResultsCommand } from './results.ts';
+import { registerModelCommands } from './scripted-model.ts';
+import { registerNoticesCommands } from './notices.ts';
+import { registerComputeCommands } from './compute.ts';
+import { setActionCommand } from './target.ts';
+
+/** The package's version (package.json), for `--version`. */
+export function cliVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? '0.0.0';
+}
 
 /**
  * The `flywheel` CLI: one file per command group under `lib/cli/`; a later issue adds its group here.
@@ -25,7 +38,12 @@ import { registerExperimentCommands } from './experiment.ts';
 export function buildProgram(): Command {
   const program = new Command('flywheel')
     .description('Flywheel: the improvement loop for AI coding agents (local runtime and API client)')
+    .version(cliVersion(), '-V, --version', 'print the version')
+    // Program options only before the command: `annotate calibrate … --version v` keeps its own --version.
+    .enablePositionalOptions()
     .showHelpAfterError();
+  // An error answer names the flags of the command that ran (lib/cli/target.ts).
+  program.hook('preAction', (_program, action) => setActionCommand(action));
   registerStartCommand(program);
   registerFeedbackCommands(program);
   registerDlqCommands(program);
@@ -42,5 +60,10 @@ export function buildProgram(): Command {
   registerRewardSpecCommands(program);
   registerTrainCommands(program);
   registerExperimentCommands(program);
+  registerCheckpointCommands(program);
+  registerResultsCommand(program);
+  registerModelCommands(program);
+  registerNoticesCommands(program);
+  registerComputeCommands(program);
   return program;
 }

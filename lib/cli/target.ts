@@ -62,6 +62,17 @@ export async function callApi(
   return { status: response.status, body: parsed };
 }
 
+/**
+ * ` --url <url>` / ` --data-dir <dir>` when the command was given one, so a next command it prints runs on the same
+ * target.
+ *
+ * @example
+ * `follow it: flywheel sweep status ${id} --watch${targetHint(flags)}`
+ */
+export function targetHint(flags: { dataDir?: string; url?: string }): string {
+  return `${flags.url ? ` --url ${flags.url}` : ''}${flags.dataDir ? ` --data-dir ${flags.dataDir}` : ''}`;
+}
+
 /** Commander's collector for a repeatable option (`--suite a --suite b` → `['a', 'b']`). */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -77,10 +88,80 @@ export interface JsonFlags extends TargetFlags {
   json?: boolean;
 }
 
+/** One offending field of an error answer (`ValidationError` issues). */
+export interface AnswerIssue {
+  path: string;
+  message: string;
+}
+
+/** The command whose action runs now (set by the program's preAction hook): its options name the fields' flags. */
+let actionCommand: Command | undefined;
+const fieldFlagMaps = new WeakMap<Command, Record<string, string>>();
+
+/** Called by the program before each action, so an error answer can name the flags of the command that ran. */
+export function setActionCommand(command: Command | undefined): void {
+  actionCommand = command;
+}
+
 /**
- * One API call for a CLI command: on an error answer prints the message and each offending field to stderr and sets
- * exit code 1 (undefined back); on `--json` prints the answer as it is (undefined back); else the body, for the
- * command to render.
+ * Names the flag that sets a request field, for the fields whose name is not the option's own (`suites` is filled by
+ * the repeatable `--suite`). Fields named like an option (`traceId` ← `--trace-id`) need no entry.
+ *
+ * @example
+ * fieldFlags(cmd, { suites: '--suite', checkpoints: '--checkpoint', attemptsPerTask: '--attempts' });
+ */
+export function fieldFlags(command: Command, map: Record<string, string>): Command {
+  fieldFlagMaps.set(command, { ...fieldFlagMaps.get(command), ...map });
+  return command;
+}
+
+/**
+ * The flag that sets a field of the request, or undefined when no flag of the command sets it (then the field path is
+ * what a person fixes, in a file they passed; `null` maps nothing). Tries the path as it is, without its list
+ * indexes, and its first field.
+ *
+ * @example
+ * flagForField('suites[1]', sweepStart); // '--suite'
+ */
+export function flagForField(path: string, command: Command | null | undefined = actionCommand): string | undefined {
+  if (!command) return undefined;
+  const map = fieldFlagMaps.get(command) ?? {};
+  const plain = path.replace(/\[\d+\]/g, '');
+  const first = plain.split('.')[0] ?? plain;
+  for (const candidate of [path, plain, first]) if (map[candidate]) return map[candidate];
+  const option = command.options.find((o) => o.attributeName() === first || o.attributeName() === plain);
+  return option?.long;
+}
+
+/**
+ * The lines a person reads for an error answer: its message and each offending field, fields named by their flag
+ * where a flag sets them (never JSON).
+ *
+ * @example
+ * errorLines({ error: 'Flywheel.ValidationError', message: 'Invalid sweep: suites[0]: no suite x', issues: [{ path: 'suites[0]', message: 'no suite x' }] }, 400);
+ * // ['Flywheel.ValidationError: Invalid sweep:', '  --suite: no suite x']
+ */
+export function errorLines(answer: unknown, status: number, command: Command | null | undefined = actionCommand): string[] {
+  const a = (typeof answer === 'object' && answer !== null ? answer : { message: typeof answer === 'string' ? answer : '' }) as {
+    error?: string;
+    message?: string;
+    issues?: AnswerIssue[];
+  };
+  const issues = Array.isArray(a.issues) ? a.issues : [];
+  // zod's words for a missing field ("Invalid input: expected string, received undefined") say less than "required".
+  const named = issues.map((i) => ({ ...i, message: /received undefined$/.test(i.message) ? 'required' : i.message, name: flagForField(i.path, command) ?? i.path }));
+  let message = typeof a.message === 'string' && a.message !== '' ? a.message : `the API answered ${status}`;
+  // "Invalid sweep: suites[0]: no suite x; …" repeats the issues listed below it: keep its head only.
+  const first = issues[0] ? message.indexOf(`${issues[0].path}:`) : -1;
+  if (first > 0) message = message.slice(0, first).replace(/[\s;,]+$/, '');
+  for (const i of named) if (i.name !== i.path) message = message.split(`${i.path}:`).join(`${i.name}:`);
+  return [`${a.error ?? `HTTP ${status}`}: ${message}`, ...named.map((i) => `  ${i.name}: ${i.message}`)];
+}
+
+/**
+ * One API call for a CLI command: on an error answer prints the message and each offending field (named by its flag)
+ * to stderr and sets exit code 1 (undefined back); on `--json` prints the answer as it is (undefined back); else the
+ * body, for the command to render.
  *
  * @example
  * const suite = await callForCli<SuiteDetail>(flags, 'GET', `/v1/suites/${id}`);
@@ -89,9 +170,7 @@ export interface JsonFlags extends TargetFlags {
 export async function callForCli<T>(flags: JsonFlags, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | undefined> {
   const { status, body: answer } = await callApi(resolveTarget(flags), method, path, body);
   if (status >= 300) {
-    const a = answer as { error?: string; message?: string; issues?: Array<{ path: string; message: string }> };
-    process.stderr.write(`${a?.error ?? `HTTP ${status}`}: ${a?.message ?? JSON.stringify(answer)}\n`);
-    for (const i of a?.issues ?? []) process.stderr.write(`  ${i.path}: ${i.message}\n`);
+    for (const line of errorLines(answer, status)) process.stderr.write(`${line}\n`);
     process.exitCode = 1;
     return undefined;
   }

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { table } from './table.ts';
 import { callForCli, resolveTarget, targetOptions, type JsonFlags } from './target.ts';
+import { cellText } from './format.ts';
 
 interface RunFlags extends JsonFlags {
   base: string;
@@ -19,7 +20,8 @@ interface CurvesFlags extends JsonFlags {
 }
 
 type Row = Record<string, unknown>;
-const s = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as cell text: numbers rounded, lists and objects as plain text (no JSON in human output). */
+const s = (v: unknown) => cellText(v);
 const runPath = (runId: string) => `/v1/training-runs/${encodeURIComponent(runId)}`;
 
 function trainOptions(command: Command): Command {

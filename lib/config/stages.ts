@@ -72,6 +72,13 @@ export interface NotificationSettings {
    * channel id ends the channel's link (e.g. `C0123ABCD`). Separate from the sweep steps' webhook (FLYWHEEL_SLACK_WEBHOOK_URL).
    */
   slack?: { workspaceId: string; channelId: string };
+  /**
+   * The research bot (`lib/people/slack/`): its Slack app's signing secret and bot token as Secrets Manager secret
+   * names (read once per cold start), the channel it answers in by default, and the Slack user ids allowed to act
+   * (start sweeps, training runs and experiments; answer decisions). Read-only commands (`compare`, `status`, `help`)
+   * are open to the workspace. Absent: the Slack endpoints answer 503 "Slack app not configured".
+   */
+  slackApp?: { signingSecretName: string; botTokenSecretName: string; channelId?: string; adminUserIds: string[] };
 }
 
 /** Sweeps (`lib/sweeps/`): how a sweep is cut into shards and when a suite counts as saturated. */
@@ -176,6 +183,16 @@ export interface StageSettings {
    */
   sweepSchedule: { expression: string; timezone: string; enabled: boolean };
   experiments: ExperimentSettings;
+  /** Notices (`lib/people/notices/`): quiet hours and the stall windows of watched runs. */
+  notices: NoticeSettings;
+}
+
+/** When notices wait and when a watched run counts as stalled (`lib/people/notices/`, `lib/people/heartbeats/`). */
+export interface NoticeSettings {
+  /** `info`/`warning` notices raised inside these hours wait until they end (`alert` never waits); off when absent. */
+  quietHours?: { start: string; end: string; timeZone: string };
+  /** Minutes without a heartbeat after which a watched run of each kind is reported stalled. */
+  stallWindowsMinutes: { sweep: number; training: number; derivation: number; job: number };
 }
 
 /** The experiments' schedule and defaults (`lib/experiments/schedule/`, `lib/experiments/proposals/`). */
@@ -225,6 +242,9 @@ const base: Omit<StageSettings, 'stage'> = {
   sweepSchedule: { expression: 'cron(0 2 * * ? *)', timezone: 'UTC', enabled: true },
   // Every 15 minutes: a guardrail breach stops its arm within a quarter of an hour of the data that shows it.
   experiments: { schedule: { expression: 'cron(0/15 * * * ? *)', timezone: 'UTC', enabled: true }, proposalUnitsPerArm: 5000, notify: true },
+  // A sweep beats per shard done (shards run in parallel, each under an hour); a derivation per step, and one step
+  // waits for a trainer job (distillation: hours). Training runs keep their own stallMinutes (lib/training/runs/).
+  notices: { stallWindowsMinutes: { sweep: 90, training: 60, derivation: 180, job: 60 } },
 };
 
 export const STAGES: Record<StageName, StageSettings> = {

@@ -13,6 +13,7 @@ import { Construct } from 'constructs';
 import type { StageSettings } from '../config/stages.ts';
 import type { ArtifactsBucket } from './artifacts-bucket.ts';
 import type { RecordsTable } from './records-table.ts';
+import { CHART_ASSETS, CHART_ASSETS_VARIABLE } from '../shared/chart/chart-assets.ts';
 
 /** The repository root: functions are bundled from here, with the one lock file of the project. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,6 +29,39 @@ export const METRICS_NAMESPACE = 'Flywheel';
 const BUNDLED_DATA: Record<string, { path: string; variable: string }[]> = {
   modes: [{ path: 'data/modes/labelled.jsonl', variable: 'FLYWHEEL_MODES_LABELLED_SET' }],
 };
+
+/**
+ * Builds a function's bundle carries beside its handler, by the function's `lambda` name: the web console's page and
+ * files (`./console/`, served by functions/console/assets.ts), made by the same command a person runs.
+ */
+const BUNDLED_BUILDS: Record<string, (inputDir: string, outputDir: string) => string[]> = {
+  'console/assets': (inputDir, outputDir) => [`node "${inputDir}/bin/build-console.ts" --out "${outputDir}/console"`],
+};
+
+/**
+ * Functions that render charts as PNG (`lib/shared/chart/render-chart.ts`): their bundle carries resvg's wasm and the
+ * DejaVu fonts beside the handler, named by `FLYWHEEL_CHART_ASSETS` (node_modules is not in a bundle).
+ */
+const CHART_LAMBDAS = new Set(['training/api', 'experiments/api', 'experiments/schedule', 'people/slack', 'people/slack-worker']);
+
+/**
+ * The shell commands that copy the chart renderer's files into a bundle's folder (an afterBundling hook).
+ *
+ * @example
+ * chartAssetCommands('/repo', '/tmp/bundle') // ['cp "/repo/node_modules/@resvg/resvg-wasm/index_bg.wasm" "/tmp/bundle/resvg.wasm"', ...]
+ */
+export function chartAssetCommands(inputDir: string, outputDir: string): string[] {
+  return CHART_ASSETS.map((a) => `cp "${inputDir}/${a.source}" "${outputDir}/${a.name}"`);
+}
+
+/** The esbuild settings every function is bundled with (the chart bundle test bundles with them too). */
+export const FUNCTION_BUNDLING = {
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  minify: true,
+  // ESM output still meets CommonJS dependencies that call require().
+  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+} as const;
 
 export interface FlywheelFunctionProps {
   /** The entry's name under `functions/`, without extension: `feedback/ingest` bundles `functions/feedback/ingest.ts`. */
@@ -78,6 +112,8 @@ export class FlywheelFunction extends Construct {
     const capability = props.lambda.split('/')[0] ?? props.lambda;
     const data = BUNDLED_DATA[capability] ?? [];
     const fileName = (path: string) => path.split('/').pop() as string;
+    const builds = BUNDLED_BUILDS[props.lambda];
+    const charts = CHART_LAMBDAS.has(props.lambda);
     this.fn = new NodejsFunction(this, 'Function', {
       entry: `${PROJECT_ROOT}functions/${props.lambda}.ts`,
       handler: 'handler',
@@ -98,26 +134,30 @@ export class FlywheelFunction extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         ...Object.fromEntries(data.map((d) => [d.variable, `/var/task/${fileName(d.path)}`])),
+        ...(charts ? { [CHART_ASSETS_VARIABLE]: '/var/task' } : {}),
         ...props.environment,
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        minify: true,
+        target: FUNCTION_BUNDLING.target,
+        mainFields: [...FUNCTION_BUNDLING.mainFields],
+        minify: FUNCTION_BUNDLING.minify,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,
         sourcesContent: false,
         // Bundle the AWS SDK too, so the function runs the versions the lock file pins and the tests exercised.
         externalModules: [],
-        // ESM output still meets CommonJS dependencies that call require().
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        ...(data.length > 0
+        banner: FUNCTION_BUNDLING.banner,
+        ...(data.length > 0 || builds || charts
           ? {
               commandHooks: {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) => data.map((d) => `cp "${inputDir}/${d.path}" "${outputDir}/${fileName(d.path)}"`),
+                afterBundling: (inputDir: string, outputDir: string) => [
+                  ...data.map((d) => `cp "${inputDir}/${d.path}" "${outputDir}/${fileName(d.path)}"`),
+                  ...(builds?.(inputDir, outputDir) ?? []),
+                  ...(charts ? chartAssetCommands(inputDir, outputDir) : []),
+                ],
               },
             }
           : {}),

@@ -17,6 +17,9 @@ import { localTrainerJobDefinition, startLocalDerivations } from '../judges/loca
 import { localTrainerPolicyJobDefinition, startLocalTraining, TRAINER_POLICY_JOB_DEFINITION } from '../training/local/local-training.ts';
 import { startLocalDriftWatch } from '../judges/drift/local/local-drift-watch.ts';
 import { startLocalExperiments } from '../experiments/local/local-experiments.ts';
+import { startLocalNotices } from '../people/notices/local/local-notices.ts';
+import { startLocalSlackWorker } from '../people/slack/local/local-slack-worker.ts';
+import { startLocalJobUsage } from '../compute/local/local-job-usage.ts';
 import { makeIngestConsumer, type ConsumerSettings } from './consumer-worker.ts';
 import { createLocalServer } from './server.ts';
 
@@ -180,9 +183,32 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   // experiments and archives failure modes as metrics (lib/experiments/local/local-experiments.ts).
   const experiments = startLocalExperiments(localPorts, { logger, maxReceiveCount });
   // runtime people: slack
+  // The Slack bot's worker: people.slack.work (what /v1/slack/commands and /v1/slack/interactions acknowledged) from
+  // the event log → the people-slack queue (+DLQ) → the people/slack-worker handler (lib/people/slack/local/).
+  const slackWorker = startLocalSlackWorker(ports, { dataDir, maxReceiveCount, logger });
   // runtime people: notices
+  // Notices: the stall check over watched runs and the deliveries that waited out quiet hours, every 5 minutes
+  // (lib/people/notices/local/local-notices.ts), as the people/notices-schedule function on AWS.
+  const notices = startLocalNotices(localPorts, { logger });
   // runtime compute: usage and budgets
+  // Compute accounting: the local jobs driver's transitions → recordJobStateChange, as Batch's events are on AWS
+  // (lib/compute/local/local-job-usage.ts).
+  const computeUsage = local.jobs ? startLocalJobUsage({ ports: localPorts, jobs: local.jobs, logger }) : undefined;
   // server console: files
+  // The web console at `/`: built into the data folder at start (under a second; copied from the last build when its
+  // sources are unchanged), served by the open console routes (lib/console/http/console-assets.ts), which read the
+  // folder FLYWHEEL_CONSOLE_DIR names. A failed build leaves the API up: `/` then says the console is not built.
+  const consoleBuilt = await (async () => {
+    const [{ ensureConsoleBuilt }, { CONSOLE_DIR_ENV }] = await Promise.all([import('../console/ensure-console-built.ts'), import('../console/http/console-assets.ts')]);
+    try {
+      await ensureConsoleBuilt({ outDir: join(dataDir, 'console') });
+      process.env[CONSOLE_DIR_ENV] = join(dataDir, 'console');
+      return true;
+    } catch (error) {
+      logger.error('the console did not build', { error: error as Error });
+      return false;
+    }
+  })();
   const server = createLocalServer({ routes, ports, throttle: { ...settings.api, ...options.throttle }, logger });
   const url = await server.listen(options.port ?? 4010, options.host ?? '127.0.0.1');
 
@@ -191,6 +217,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   writeFileSync(join(dataDir, RUNTIME_FILE), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
   chmodSync(join(dataDir, RUNTIME_FILE), 0o600);
   logger.info('local runtime ready', { url, dataDir, maxReceiveCount });
+  if (consoleBuilt) logger.info('console ready', { console: `${url}/`, signIn: `paste the key in ${join(dataDir, API_KEY_FILE)}` });
 
   let closing: Promise<void> | undefined;
   return {
@@ -203,8 +230,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         await drift.stop();
         await experiments.close();
         // close people: slack
+        await slackWorker.close();
         // close people: notices
+        await notices.close();
         // close compute: usage and budgets
+        await computeUsage?.close();
         await training?.close();
         await derivations?.close();
         await sweeps?.close();

@@ -347,3 +347,22 @@ export const localEventCursorRecord = defineRecordCodec({
   keys: () => modeKeys.localEventCursor,
 });
 
+
+/** A checkpoint's failure-mode counts of one day (`mode-day-rollup.ts`). */
+export const ModeDayCounts = z.object({
+  model: z.string(),
+  day: z.string(),
+  /** Signals (one per feedbackKey: its newest vote). */
+  signals: z.number().int(),
+  /** Signals with a label (a mode or none). */
+  classified: z.number().int(),
+  modes: z.record(z.string(), z.number().int()),
+  computedAt: z.string(),
+});
+export type ModeDayCounts = z.output<typeof ModeDayCounts>;
+
+export const modeDayRollupRecord = defineRecordCodec({
+  kind: 'mode day rollup',
+  schema: ModeDayCounts,
+  keys: (r) => modeKeys.dayRollup(r.model, r.day),
+});

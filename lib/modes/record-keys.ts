@@ -20,6 +20,7 @@
  * | taxonomy version | `TAXONOMY` | `VERSION#<version, 10 digits>` | | |
  * | label mapping between versions | `TAXONOMY` | `MAPPING#<from, 10 digits>#<to, 10 digits>` | | |
  * | local pipeline's event cursor | `MODESLOCAL` | `EVENTCURSOR` | | |
+ * | a checkpoint's counts of one day (timeline, overview) | `MODEROLLUP#<model>` | `<YYYY-MM-DD>` | | |
  *
  * Tallies are one row per signal, so counting is idempotent by construction: a redelivered `feedback.stored`
  * rewrites the same row instead of adding one.
@@ -54,6 +55,9 @@ export const modeKeys = {
   modeOfCasesPartition: (pk: string) => pk.slice('MODECASES#'.length),
   /** Where `npm start`'s failure-mode pipeline has read the local event log up to. */
   localEventCursor: { pk: 'MODESLOCAL', sk: 'EVENTCURSOR' },
+  /** A checkpoint's failure-mode counts of one day (`mode-day-rollup.ts`); its days sort by date. */
+  dayRollup: (model: string, day: string) => ({ pk: `MODEROLLUP#${model}`, sk: day }),
+  dayRollupPartition: (model: string) => `MODEROLLUP#${model}`,
 } as const;
 
 /** The partition of every taxonomy version (the newest is one descending query). */

@@ -1,18 +1,20 @@
 /**
- * Telling people: every notice is logged as one JSON line, and posted to a Slack incoming webhook when one is
- * configured (`FLYWHEEL_SLACK_WEBHOOK_URL`). This is the direct path a step uses for a decision someone has to take
- * (retire a saturated suite, look at a failed shard).
+ * The plain path of telling people, under the notices (`lib/people/notices/`): the `Notice` shape the capabilities'
+ * injected `notify` functions take (tests capture it; the default raises it as a stored, deduplicated notice through
+ * `noticeNotifier`), and the Slack incoming webhook (`FLYWHEEL_SLACK_WEBHOOK_URL`) that `deliverNotice` falls back to
+ * when no bot token is set. `notifyPeople` (log line + webhook, nothing stored) is left for a caller without records.
  *
- * On AWS the alarm topic (e-mail, and Slack through AWS Chatbot when the stage sets `notifications.slack`) carries a
- * shorter word of some of the same things, not these notices: rules on the Flywheel bus turn `suite.saturated` and a
- * `sweep.finished` that is not `succeeded` into a message (`lib/sweeps/infra/sweep-notices.ts`); a succeeded sweep,
- * even with regressions, reaches people only through this webhook. Executions that never reach a notice (failed, timed
- * out, stopped) raise CloudWatch alarms (`lib/sweeps/infra/sweep-execution-alarms.ts`), and jobs cancelled after too
- * long RUNNABLE are reported by `lib/compute/infra/runnable-timeout-report.ts`.
+ * On AWS, `notice.raised` (warnings and alerts) reaches the alarm topic through `lib/people/infra/notices.ts`; the older
+ * rules of `lib/sweeps/infra/sweep-notices.ts` still turn `suite.saturated` and an unsuccessful `sweep.finished` into a
+ * shorter word there. Executions that never reach a notice (failed, timed out, stopped) raise CloudWatch alarms
+ * (`lib/sweeps/infra/sweep-execution-alarms.ts`), and jobs cancelled after too long RUNNABLE are reported by
+ * `lib/compute/infra/runnable-timeout-report.ts`.
  *
  * A webhook that stays down never fails the caller: the notice is logged either way and `delivered` says whether
  * Slack took it (3 tries, 5 s timeout each, backing off 0.5 s then 1 s, on network errors, 429 and 5xx).
  */
+import type { RaiseNoticeInput } from './notices/schemas.ts';
+
 export interface Notice {
   /** One line, e.g. `Suite forge-py is saturated (best strict 0.93)`. */
   title: string;
@@ -21,8 +23,16 @@ export interface Notice {
   severity: 'info' | 'warning' | 'alert';
   /** Short key/value facts shown under the text. */
   fields?: Record<string, string | number>;
-  /** Stable id, so a repeated notice can be recognised downstream (a resumed sweep). */
+  /** Stable id, so a repeated notice can be recognised downstream (a resumed sweep); the notice's dedup key. */
   id?: string;
+  /** What it is about (`lib/people/notices/schemas.ts`); `info` when absent. */
+  kind?: 'failure' | 'stall' | 'decision' | 'budget' | 'info';
+  /** The console path where a person acts, e.g. `/training/run-7`. */
+  link?: string;
+  /** The run it is about. */
+  source?: { capability: string; runKind?: string; runId?: string };
+  /** The buttons of a decision (`NoticeAction` of `lib/people/notices/schemas.ts`). */
+  actions?: RaiseNoticeInput['actions'];
 }
 
 export interface NotifyOptions {
@@ -65,8 +75,24 @@ export async function notifyPeople(notice: Notice, options: NotifyOptions = {}):
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   log(JSON.stringify({ level: notice.severity === 'info' ? 'INFO' : 'WARN', message: 'notice', ...notice }));
   if (!options.webhookUrl) return { logged: true, delivered: false, attempts: 0 };
+  const posted = await postSlackWebhook(slackMessage(notice), { ...options, webhookUrl: options.webhookUrl });
+  if (!posted.delivered) log(JSON.stringify({ level: 'ERROR', message: 'notice not delivered to Slack', title: notice.title, error: posted.error }));
+  return { logged: true, ...posted };
+}
+
+/**
+ * Posts one message body to a Slack incoming webhook: 3 tries, 5 s timeout each, backing off 0.5 s then 1 s, on
+ * network errors, 429 and 5xx. Never throws: `delivered` says whether Slack took it.
+ *
+ * @example
+ * const { delivered } = await postSlackWebhook({ text: 'hello' }, { webhookUrl });
+ */
+export async function postSlackWebhook(
+  message: Record<string, unknown>,
+  options: NotifyOptions & { webhookUrl: string },
+): Promise<{ delivered: boolean; attempts: number; error?: string }> {
   const doFetch = options.fetch ?? fetch;
-  const body = JSON.stringify(slackMessage(notice));
+  const body = JSON.stringify(message);
   let error = '';
   let attempts = 0;
   for (let attempt = 1; attempt <= RETRY_PAUSES_MS.length + 1; attempt++) {
@@ -79,7 +105,7 @@ export async function notifyPeople(notice: Notice, options: NotifyOptions = {}):
         signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
       });
       await res.text();
-      if (res.ok) return { logged: true, delivered: true, attempts: attempt };
+      if (res.ok) return { delivered: true, attempts: attempt };
       error = `HTTP ${res.status}`;
       if (res.status !== 429 && res.status < 500) break;
     } catch (e) {
@@ -88,8 +114,7 @@ export async function notifyPeople(notice: Notice, options: NotifyOptions = {}):
     const pause = RETRY_PAUSES_MS[attempt - 1];
     if (pause !== undefined) await new Promise((r) => setTimeout(r, pause));
   }
-  log(JSON.stringify({ level: 'ERROR', message: 'notice not delivered to Slack', title: notice.title, error }));
-  return { logged: true, delivered: false, attempts, error };
+  return { delivered: false, attempts, error };
 }
 
 /** Options from the environment: `FLYWHEEL_SLACK_WEBHOOK_URL`. */

@@ -94,6 +94,11 @@ export interface JobDescription {
   attempts?: number;
   /** The container image the job was submitted to run in (`JobSubmission.image`), when one was named. */
   image?: string;
+  /**
+   * The environment it was submitted with (`JobSubmission.environment`; Batch: the container's), where the driver
+   * answers it: compute accounting reads a job's run id from it (`lib/compute/usage/job-state-change.ts`).
+   */
+  environment?: Record<string, string>;
 }
 
 /** The error name `describe`, `children`, `logs` and `cancel` throw for an unknown job id. */

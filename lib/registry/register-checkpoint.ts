@@ -1,10 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ValidationError } from '../errors.ts';
 import type { Ports } from '../ports/ports.ts';
+import { executionNameFor } from '../shared/execution-name.ts';
 import { parseInput } from '../shared/parse-input.ts';
 import { findCheckpoint } from './get-checkpoint.ts';
+import { listAllSuites } from './list-suites.ts';
 import { checkpointRecord } from './record-codecs.ts';
-import { CheckpointInput, type Checkpoint } from './schemas.ts';
+import { CheckpointInput, type Checkpoint, type StartedSweep } from './schemas.ts';
 
 /** The event a registration publishes; the sweeps workflow's rule starts a sweep on it when `detail.sweep` is true. */
 export const CHECKPOINT_REGISTERED = 'checkpoint.registered';
@@ -21,11 +23,33 @@ export interface CheckpointRegisteredDetail {
 }
 
 /**
+ * The id of the sweep the `checkpoint.registered` trigger starts for a checkpoint: the trigger derives it from the
+ * checkpoint id alone (`checkpointSweepId` of `lib/sweeps/workflow/start-sweep-from-trigger.ts`, the same function of
+ * the same id), so a retried registration names the one sweep that runs.
+ *
+ * @example
+ * registeredCheckpointSweepId('coder-7b:step-1200'); // 'checkpoint-coder-7b-step-1200-<8 hex>'
+ */
+export function registeredCheckpointSweepId(checkpointId: string): string {
+  return executionNameFor('checkpoint', checkpointId, 56);
+}
+
+export interface RegisterCheckpointOptions {
+  /**
+   * Whether the trigger sweeps this registrant's checkpoints: it sweeps the default tenant's only (the sweep workflow
+   * runs over the root ports), so another tenant's registration names no sweep. Default true.
+   */
+  sweepsRun?: boolean;
+}
+
+/**
  * Registers a checkpoint (conditional put on `CHECKPOINT#<id>`) and publishes `checkpoint.registered` with the stable
  * event id `checkpoint.registered:<id>`. Registering the same checkpoint again (a client retry) answers the stored
  * one with `created: false` and publishes again, so an event lost to a crash after the write is not lost for good;
  * the sweep it triggers is named after the checkpoint, so a repeated event never starts a second sweep. The same id
- * with other fields is refused: checkpoints are immutable.
+ * with other fields is refused: checkpoints are immutable. The answer names that sweep (`sweeps`: its id and the
+ * suites it covers, the active ones), unless the registrant asked for none or no suite is active (the trigger then
+ * refuses it, with `sweep.refused`).
  *
  * An `endpoint` is reached from the rollout jobs, which on AWS may send HTTPS (443) anywhere but nothing else: an
  * endpoint on another port (a vLLM server's `http://10.20.3.4:8000/v1`) must be listed in the stage's
@@ -41,7 +65,8 @@ export interface CheckpointRegisteredDetail {
 export async function registerCheckpoint(
   ports: Pick<Ports, 'records' | 'events' | 'now'>,
   input: unknown,
-): Promise<{ checkpoint: Checkpoint; created: boolean }> {
+  options: RegisterCheckpointOptions = {},
+): Promise<{ checkpoint: Checkpoint; created: boolean; sweeps: StartedSweep[] }> {
   const c = parseInput(CheckpointInput, input, 'checkpoint');
   if (c.parent) {
     const parent = await findCheckpoint(ports.records, c.parent);
@@ -79,5 +104,11 @@ export async function registerCheckpoint(
     ...(c.topModel ? { topModel: true } : {}),
   };
   await ports.events.publish([{ type: CHECKPOINT_REGISTERED, id: `${CHECKPOINT_REGISTERED}:${stored.id}`, detail: { ...detail } }]);
-  return { checkpoint: stored, created: written };
+  const sweeps: StartedSweep[] = [];
+  if (c.sweep && options.sweepsRun !== false && stored.status === 'active') {
+    // The trigger's selection: this checkpoint on every active suite (resolveSweepSelection's default).
+    const suites = (await listAllSuites(ports)).filter((s) => s.status === 'active').map((s) => s.id);
+    if (suites.length > 0) sweeps.push({ sweepId: registeredCheckpointSweepId(stored.id), suites });
+  }
+  return { checkpoint: stored, created: written, sweeps };
 }

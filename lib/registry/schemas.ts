@@ -115,8 +115,26 @@ export const CheckpointView = z
   .openapi('Checkpoint');
 export type Checkpoint = z.infer<typeof CheckpointView>;
 
+/** `GET /v1/checkpoints/{id}`. */
+export const CheckpointIdParams = z.object({ id: RegistryId });
+
+/** A sweep a registration started (through the `checkpoint.registered` trigger), by the id the trigger gives it. */
+export const StartedSweepView = z
+  .object({
+    sweepId: z.string().openapi({ description: 'The sweep id the trigger derives from the checkpoint id (`GET /v1/sweeps/{id}` follows it).', example: 'checkpoint-coder-7b-step-1200-1a2b3c4d' }),
+    suites: z.array(z.string()).openapi({ description: 'The suites it covers: the active suites when the checkpoint was registered.' }),
+  })
+  .openapi('StartedSweep');
+export type StartedSweep = z.infer<typeof StartedSweepView>;
+
 export const RegisterCheckpointResult = z
-  .object({ checkpoint: CheckpointView, created: z.boolean().openapi({ description: 'False when the same checkpoint was already registered (idempotent retry).' }) })
+  .object({
+    checkpoint: CheckpointView,
+    created: z.boolean().openapi({ description: 'False when the same checkpoint was already registered (idempotent retry).' }),
+    sweeps: z.array(StartedSweepView).openapi({
+      description: 'The sweep the registration starts (none with `sweep: false`, or when no suite is active); a retry names the same sweep, which runs once.',
+    }),
+  })
   .openapi('RegisterCheckpointResult');
 
 export const ListCheckpointsQuery = z

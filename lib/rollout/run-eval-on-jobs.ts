@@ -138,7 +138,8 @@ async function runJob(input: RunEvalOnJobsInput, startedAt: Date): Promise<JobRu
     definition: ROLLOUT_DEFINITION,
     category: 'evaluation' as const,
     pool: 'gpu' as const,
-    environment: { FLYWHEEL_SHARD_KEY: specKey, FLYWHEEL_SHARD_COUNT: String(input.shards) },
+    // FLYWHEEL_RUN_ID: the run compute accounting charges the job to (lib/compute/usage/job-state-change.ts).
+    environment: { FLYWHEEL_SHARD_KEY: specKey, FLYWHEEL_SHARD_COUNT: String(input.shards), FLYWHEEL_RUN_ID: input.runId },
     ...(input.image ? { image: input.image } : {}),
     // Batch arrays start at 2; one shard is a plain job.
     ...(input.shards >= 2 ? { arraySize: input.shards } : {}),

@@ -17,6 +17,7 @@ import { EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes/modes-models.ts';
 import { judgePricingEnvironment } from '../judges/derive/judge-runners.ts';
 import { grantTrainingExecutions } from '../training/infra/grant-training-executions.ts';
 import { grantAssignments, grantExperimentsApi } from '../experiments/infra/experiments.ts';
+import { grantSlackEndpoints } from '../people/infra/slack-bot.ts';
 
 /**
  * What each API function may touch, by its `lambda` name in the route table. A route served by a function not listed
@@ -30,8 +31,9 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
   // Serves the OpenAPI document generated from the schemas: touches nothing.
   'api/openapi': () => {},
   // Registers checkpoints (conditional puts), lists checkpoints, suites and results; publishes checkpoint.registered.
+  // The console's attempt viewer reads trajectories and diffs (blobs); the overview stores its hour and day counts.
   'registry/api': (fn, data, deps) => {
-    fn.readWriteRecords(data.records);
+    fn.readWriteRecords(data.records).readBlobs(data.blobs);
     if (deps?.bus) fn.publishEvents(deps.bus);
   },
   // Reads sweeps and their results, records the execution a POST started; starts and describes sweep executions.
@@ -76,9 +78,23 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
   // Assignments: reads the running experiments; writes nothing.
   'experiments/assign': (fn, data) => grantAssignments(fn, data),
   // access console: files
+  // The console's page and files, bundled beside the handler: touches nothing.
+  'console/assets': () => {},
   // access people: slack
+  // The Slack endpoints: verify the signature (the stage's signing secret), publish people.slack.work for the worker.
+  'people/slack': (fn, _data, deps) => grantSlackEndpoints(fn, deps),
   // access people: notices
+  // Notices: lists, reads, acknowledges and resolves them (records); answering one runs its decision's operation as the
+  // operation's own route would: approve an eval draft (records, blobs), start or decide an experiment (records, the
+  // bus), retire a suite (records), resume or stop a training run (its executions).
+  'people/api': (fn, data, deps) => {
+    fn.readWriteRecords(data.records).readBlobs(data.blobs);
+    if (deps?.bus) fn.publishEvents(deps.bus);
+    if (deps?.settings) grantTrainingExecutions(fn, deps.settings);
+  },
   // access compute: usage and budgets
+  // Compute accounting: reads jobs' usage and budgets, writes budgets (records only).
+  'compute/api': (fn, data) => fn.readWriteRecords(data.records),
 };
 
 export interface ApiStackProps extends StackProps {

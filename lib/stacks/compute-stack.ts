@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { BatchNetwork } from '../compute/infra/batch-network.ts';
 import { FairSharePool } from '../compute/infra/fair-share-pool.ts';
 import { RunnableTimeoutReport } from '../compute/infra/runnable-timeout-report.ts';
+import { JobUsageEvents } from '../compute/infra/job-usage-events.ts';
 import type { StageSettings } from '../config/stages.ts';
 import { retentionDays } from '../constructs/flywheel-function.ts';
 import type { JobImage } from '../constructs/job-image.ts';
@@ -36,6 +37,7 @@ export class ComputeStack extends Stack {
   readonly rollout: JobImage;
   readonly forge: JobImage;
   readonly jobLogs: LogGroup;
+  readonly jobUsage: JobUsageEvents;
 
   /**
    * Two AZs of the region chosen by CloudFormation (Fn::GetAZs) when the stack deploys, not looked up at synth: the
@@ -66,6 +68,8 @@ export class ComputeStack extends Stack {
     });
     this.forge = addForgeJob(this, { settings, data, environment, logGroup: this.jobLogs });
     new RunnableTimeoutReport(this, 'RunnableTimeouts', { pools: [this.gpu, this.cpu], alarmTopic: props.alarmTopic });
+    // Compute accounting: Batch job state changes of these queues → job usage and budgets (lib/compute/infra/job-usage-events.ts).
+    this.jobUsage = new JobUsageEvents(this, 'JobUsage', { settings, queues: [this.gpu.queue, this.cpu.queue], records: data.records, bus: props.bus, alarmTopic: props.alarmTopic, environment });
 
     new CfnOutput(this, 'GpuJobQueueArn', { value: this.gpu.queue.jobQueueArn, description: 'Fair-share job queue of the GPU pool' });
     new CfnOutput(this, 'CpuJobQueueArn', { value: this.cpu.queue.jobQueueArn, description: 'Fair-share job queue of the CPU pool' });

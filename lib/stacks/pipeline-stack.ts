@@ -14,6 +14,10 @@ import { ModesPipeline } from '../modes/infra/modes-pipeline.ts';
 import { DriftWatch } from '../judges/infra/drift-watch.ts';
 import { ExperimentsPipeline } from '../experiments/infra/experiments.ts';
 import { SlackChannel } from '../people/infra/slack-channel.ts';
+import { SlackBot } from '../people/infra/slack-bot.ts';
+import { PeopleNotices } from '../people/infra/notices.ts';
+import { grantSweepExecutions } from '../sweeps/infra/grant-sweep-executions.ts';
+import { grantTrainingExecutions } from '../training/infra/grant-training-executions.ts';
 import type { DataStack } from './data-stack.ts';
 import { functionEnvironment } from './function-environment.ts';
 
@@ -43,6 +47,10 @@ export class PipelineStack extends Stack {
   readonly driftWatch: DriftWatch;
   /** The experiments' schedule, and experiment.proposed / failure-modes.labelled → SQS (+DLQ) → their consumers. */
   readonly experiments: ExperimentsPipeline;
+  /** The Slack bot's worker: people.slack.work → SQS `people-slack` (+DLQ) → people/slack-worker. */
+  readonly slackBot: SlackBot;
+  /** notice.raised (warnings, alerts) → the alarm topic; the notices schedule (stalls, deliveries after quiet hours). */
+  readonly notices: PeopleNotices;
 
   constructor(scope: Construct, id: string, props: PipelineStackProps) {
     super(scope, id, props);
@@ -113,7 +121,27 @@ export class PipelineStack extends Stack {
       environment: functionEnvironment(data, this.bus),
     });
     // pipeline people: slack
+    // The Slack bot's worker: people.slack.work (published by the Slack endpoints) → SQS (+DLQ) → people/slack-worker.
+    this.slackBot = new SlackBot(this, 'SlackBot', {
+      settings,
+      bus: this.bus,
+      records: data.records,
+      blobs: data.blobs,
+      alarmTopic: this.alarmTopic,
+      environment: functionEnvironment(data, this.bus),
+      grantWorkflows: (fn) => {
+        grantSweepExecutions(fn, settings);
+        grantTrainingExecutions(fn, settings);
+      },
+    });
     // pipeline people: notices
+    this.notices = new PeopleNotices(this, 'Notices', {
+      settings,
+      bus: this.bus,
+      records: data.records,
+      alarmTopic: this.alarmTopic,
+      environment: functionEnvironment(data, this.bus),
+    });
     // pipeline compute: usage and budgets
   }
 }

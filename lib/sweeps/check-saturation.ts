@@ -1,5 +1,5 @@
 import type { SweepSettings } from '../config/stages.ts';
-import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
+import { raiseNotice, type NoticeDeliveryOptions } from '../people/notices/raise-notice.ts';
 import { getSuite } from '../registry/get-suite.ts';
 import { updateSuite } from '../registry/update-suite.ts';
 import { suiteBestPointRecord } from '../registry/record-codecs.ts';
@@ -17,7 +17,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface CheckSaturationOptions {
   settings: Pick<SweepSettings, 'saturationThreshold' | 'saturationMinTasks'>;
-  notify?: NotifyOptions;
+  notify?: NoticeDeliveryOptions;
 }
 
 /**
@@ -27,8 +27,8 @@ export interface CheckSaturationOptions {
  * suite. A suite still active whose best strict score reaches its threshold (the suite's own, else the stage's
  * `sweeps.saturationThreshold`, default 0.9) over at least MIN_TASKS_FOR_SATURATION scored tasks (a perfect score on
  * a handful of tasks says nothing about the suite: `SAMPLE_RULES.saturation`) is marked saturated: `saturatedAt`, its
- * useful life (days from `createdAt`), `suite.saturated` published and people told, proposing to retire it or forge
- * harder tasks.
+ * useful life (days from `createdAt`), `suite.saturated` published and people asked to decide (a `decision` notice
+ * with a `retire` button, `retire-suite`), proposing to retire it or forge harder tasks.
  *
  * Idempotent: points and the suite record are overwrites; the alert goes out before the suite is marked, so a crash
  * in between repeats the alert (same event id) rather than losing it, and a suite this sweep already marked is
@@ -65,16 +65,21 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
       const usefulLifeDays = Math.round(((Date.parse(saturatedAt) - Date.parse(suite.createdAt)) / DAY_MS) * 100) / 100;
       const detail = { suite: ref.id, version: ref.version, score: point.score, threshold, checkpoint: best.checkpoint, sweepId: sweep.sweepId, createdAt: suite.createdAt, saturatedAt, usefulLifeDays };
       await ports.events.publish([{ type: SUITE_SATURATED, id: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`, detail }]);
-      await notifyPeople(
+      await raiseNotice(
+        ports,
         {
-          id: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`,
+          dedupKey: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`,
+          kind: 'decision',
           severity: 'alert',
           title: `Suite ${ref.id} v${ref.version} is saturated: best strict score ${pct(point.score)} ≥ ${pct(threshold)}`,
           text:
             `${best.checkpoint} scored ${pct(point.score)} in strict mode in sweep ${sweep.sweepId}. ` +
             `The suite no longer separates checkpoints. Proposed: retire it (status retired) or forge harder tasks for a version ${ref.version + 1}. ` +
             `Useful life: ${usefulLifeDays} days (created ${suite.createdAt}).`,
+          source: { capability: 'sweeps', runKind: 'sweep', runId: sweep.sweepId },
+          link: `/suites/${encodeURIComponent(ref.id)}`,
           fields: { suite: `${ref.id} v${ref.version}`, best: pct(point.score), threshold: pct(threshold), 'useful life (days)': usefulLifeDays },
+          actions: [{ id: 'retire', label: `Retire ${ref.id}`.slice(0, 75), style: 'danger', operation: { kind: 'retire-suite', suiteId: ref.id } }],
         },
         options.notify,
       );

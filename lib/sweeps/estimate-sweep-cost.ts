@@ -4,6 +4,8 @@
  * not), S3 requests and DynamoDB on-demand request units. Every price is a parameter: `DEFAULT_PRICES` are us-east-1
  * list prices, to be checked against the AWS price list of the region in use.
  */
+import { COMPUTE_PRICES } from '../compute/prices.ts';
+
 export interface Prices {
   /** USD per GB-second, Lambda on Arm (the house function's architecture). */
   lambdaGbSecond: number;
@@ -26,9 +28,9 @@ export const DEFAULT_PRICES: Prices = {
   lambdaRequest: 0.2 / 1_000_000,
   stepFunctionsTransition: 0.025 / 1000,
   // The smallest size of the stages' GPU families (g6, g6e) that holds a rollout child (8 vCPU, 30 GiB, 1 GPU):
-  // g6.2xlarge, 8 vCPU, 32 GiB, one L4, $0.9776 per hour on demand in us-east-1.
-  gpuInstanceHour: 0.9776,
-  gpuInstanceType: 'g6.2xlarge',
+  // g6.2xlarge, one L4, from compute's one price table (lib/compute/prices.ts), which usage accounting reads too.
+  gpuInstanceHour: COMPUTE_PRICES.gpuInstanceHourUsd,
+  gpuInstanceType: COMPUTE_PRICES.gpuInstanceType,
   s3Put: 0.005 / 1000,
   s3Get: 0.0004 / 1000,
   dynamoWriteUnit: 0.625 / 1_000_000,

@@ -1,4 +1,5 @@
-import { notifyPeople, type NotifyOptions } from '../people/notify.ts';
+import { beatQuietly } from '../people/heartbeats/record-heartbeat.ts';
+import { raiseNotice, type NoticeDeliveryOptions } from '../people/notices/raise-notice.ts';
 import { listSweepCells } from './list-suite-cells.ts';
 import { getSweep, putSweep } from './sweep-record.ts';
 import type { NotifyInput, SweepNotice, SweepStepPorts } from './workflow/sweep-steps.ts';
@@ -9,13 +10,14 @@ export const SWEEP_FINISHED = 'sweep.finished';
 /**
  * Step `notify`, the last: counts the shard outcomes, marks the sweep `succeeded` (every shard), `partial` (some
  * failed) or `failed` (all failed), publishes `sweep.finished` and tells people: a summary line per checkpoint × suite
- * × mode, the failed shards, regressions against the incumbent and newly saturated suites. A replay rewrites the
- * same record and sends the same notice again (stable ids).
+ * × mode, the failed shards (a sweep that lost shards is a `failure` notice: its cause and the link), regressions
+ * against the incumbent and newly saturated suites. A replay rewrites the same record and raises the same notice (its
+ * dedup key is the stable id), which folds into the first: people are told once. The sweep's heartbeat watch ends.
  *
  * @example
  * const notice = await notifySweep(ports, { sweepId, shards, comparison, saturation }, { webhookUrl });
  */
-export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, notify: NotifyOptions = {}): Promise<SweepNotice> {
+export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, notify?: NoticeDeliveryOptions): Promise<SweepNotice> {
   const sweep = await getSweep(ports.records, input.sweepId);
   const failed = input.shards.filter((s) => s.status === 'failed');
   const succeeded = input.shards.length - failed.length;
@@ -37,15 +39,20 @@ export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, not
       detail: { sweepId: sweep.sweepId, status, succeededShards: succeeded, failedShards: failed.length, regressions: input.comparison.regressions, improvements: input.comparison.improvements, newlySaturated: input.saturation.newlySaturated },
     },
   ]);
-  await notifyPeople(
+  await raiseNotice(
+    ports,
     {
-      id: noticeId,
+      dedupKey: noticeId,
+      kind: status === 'succeeded' ? 'info' : 'failure',
       severity: status === 'succeeded' && input.comparison.regressions === 0 ? 'info' : status === 'failed' ? 'alert' : 'warning',
       title: `Sweep ${sweep.sweepId} ${status}: ${succeeded}/${input.shards.length} shards`,
-      text: lines.join('\n') || 'No results.',
+      text: (lines.join('\n') || 'No results.').slice(0, 3000),
+      source: { capability: 'sweeps', runKind: 'sweep', runId: sweep.sweepId },
+      link: `/sweeps/${encodeURIComponent(sweep.sweepId)}`,
       fields: { checkpoints: sweep.checkpoints.length, suites: sweep.suites.length, modes: sweep.modes.join(', '), regressions: input.comparison.regressions, improvements: input.comparison.improvements },
     },
     notify,
   );
+  await beatQuietly(ports.records, { runKind: 'sweep', runId: sweep.sweepId, stage: 'notify', finished: true }, ports.now());
   return { sweepId: sweep.sweepId, status, succeededShards: succeeded, failedShards: failed.length };
 }

@@ -1,27 +1,22 @@
 /**
  * A training run's curves as a PNG: one panel per metric the trainer writes to `metrics.jsonl` (the loss, each loss
  * term, the KL on the decision spans, the locality KL off them, the train–inference log-prob mismatch, the rejected
- * token's probability…) and tokens per second (`tokens / stepSeconds`), each against the step. Drawn with the shared
- * raster (`lib/shared/chart/raster.ts`, the sweep report's too): pure JavaScript, nothing fetched at run time.
+ * token's probability…) and tokens per second (`tokens / stepSeconds`), each against the step. Each panel is a line
+ * chart from the shared builder (`lib/shared/chart/build-line-chart.ts`, the console's too), rendered by ECharts and
+ * resvg (`lib/shared/chart/render-chart.ts`).
  *
  * Which metrics: every finite number of a line but the bookkeeping (`step`, `at`, `tokens`, `stepSeconds`), one level
  * of nested objects flattened (`terms.outcome`), so a term the trainer adds gets its panel without a change here. The
  * known ones come first, in the order people read them.
  *
- * `curvePanels` computes where everything goes; `renderTrainingCurves` draws it. Tests check the PNG against the layout.
+ * `curvePanels` computes the panels and the picture's size; `trainingCurvesOptions` their chart options;
+ * `renderTrainingCurves` the PNG.
  */
-import { textWidth } from '../shared/chart/bitmap-font.ts';
-import { Raster, type Rgb } from '../shared/chart/raster.ts';
+import type { EChartsOption } from 'echarts';
+import { buildLineChart } from '../shared/chart/build-line-chart.ts';
+import { renderChartsPng } from '../shared/chart/render-chart.ts';
 import { CURVE_MAX_POINTS, downsample } from './runs/read-training-curves.ts';
 import type { TrainingMetricsLine } from './schemas.ts';
-
-export const CURVE_COLORS = {
-  background: [255, 255, 255] as Rgb,
-  text: [33, 37, 41] as Rgb,
-  axis: [73, 80, 87] as Rgb,
-  grid: [222, 226, 230] as Rgb,
-  line: [25, 113, 194] as Rgb,
-} as const;
 
 /** The derived throughput panel's name. */
 export const TOKENS_PER_SECOND = 'tokens/s';
@@ -30,24 +25,14 @@ const BOOKKEEPING = new Set(['step', 'at', 'tokens', 'stepSeconds']);
 /** Known metrics first, by the start of their name (case-insensitive), in reading order; the rest alphabetically. */
 const ORDER = ['loss', 'outcome', 'decision', 'teacher', 'kl', 'spankl', 'locality', 'mismatch', 'offpolicy', 'rejected'];
 
-const PLOT_WIDTH = 360;
-const PLOT_HEIGHT = 140;
+/** Two panels across, each a 450 × 260 chart. */
 const COLUMNS = 2;
-/** Room for the y labels (left), the title (top) and the x labels (bottom) around each plot. */
-const M = { left: 64, right: 24, top: 28, bottom: 22 } as const;
-const HEADER = 28;
-const CELL_WIDTH = M.left + PLOT_WIDTH + M.right;
-const CELL_HEIGHT = M.top + PLOT_HEIGHT + M.bottom;
+export const CURVE_CELL = { width: 450, height: 260 } as const;
 
 export interface CurvePanel {
   metric: string;
   /** (step, value) in step order; non-finite values are left out. */
   points: Array<readonly [number, number]>;
-  /** The plot area in pixels: [left, right] × [top, bottom]. */
-  left: number;
-  right: number;
-  top: number;
-  bottom: number;
   min: number;
   max: number;
 }
@@ -85,7 +70,7 @@ function rank(metric: string): number {
 }
 
 /**
- * Where each panel goes, and its points. Lines are taken in step order; a step written twice (a resumed run redoing
+ * The panels (one per metric, in reading order) and their points; the picture's size. Lines are taken in step order; a step written twice (a resumed run redoing
  * steps after its last saved state) keeps its last line.
  */
 export function curvePanels(lines: readonly TrainingMetricsLine[]): CurvesLayout {
@@ -104,8 +89,9 @@ export function curvePanels(lines: readonly TrainingMetricsLine[]): CurvesLayout
   const names = [...series.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const firstStep = ordered[0]?.step ?? 0;
   const lastStep = ordered.at(-1)?.step ?? 0;
-  const rows = Math.max(1, Math.ceil(names.length / COLUMNS));
-  const panels = names.map((metric, i): CurvePanel => {
+  const columns = Math.max(1, Math.min(COLUMNS, names.length));
+  const rows = Math.max(1, Math.ceil(names.length / columns));
+  const panels = names.map((metric): CurvePanel => {
     const points = series.get(metric)!;
     // A loop, not Math.min(...values): a spread of a long series overflows the call stack.
     let min = Infinity;
@@ -114,62 +100,41 @@ export function curvePanels(lines: readonly TrainingMetricsLine[]): CurvesLayout
       if (v < min) min = v;
       if (v > max) max = v;
     }
-    const left = (i % COLUMNS) * CELL_WIDTH + M.left;
-    const top = HEADER + Math.floor(i / COLUMNS) * CELL_HEIGHT + M.top;
-    return { metric, points, left, right: left + PLOT_WIDTH, top, bottom: top + PLOT_HEIGHT, min, max };
+    return { metric, points, min, max };
   });
-  return { width: COLUMNS * CELL_WIDTH, height: HEADER + rows * CELL_HEIGHT, panels, firstStep, lastStep };
-}
-
-/** A short label for an axis value: 3 significant digits, exponent form when very large or small. */
-function formatValue(v: number): string {
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  return a >= 1e5 || a < 1e-3 ? v.toExponential(1) : String(Number(v.toPrecision(3)));
+  return { width: columns * CURVE_CELL.width, height: rows * CURVE_CELL.height, panels, firstStep, lastStep };
 }
 
 /**
- * The PNG of a run's curves.
+ * One line chart option per panel (a single "no steps yet" chart for a run without lines).
  *
  * @example
- * await writeFile('curves.png', renderTrainingCurves('run-1', await readTrainingCurves({ blobs }, 'run-1')));
+ * const options = trainingCurvesOptions('run-1', await readTrainingCurves({ blobs }, 'run-1'));
  */
-export function renderTrainingCurves(runId: string, lines: readonly TrainingMetricsLine[]): Buffer {
+export function trainingCurvesOptions(runId: string, lines: readonly TrainingMetricsLine[]): EChartsOption[] {
   const layout = curvePanels(lines);
-  const r = new Raster(layout.width, layout.height, CURVE_COLORS.background);
-  const title = lines.length === 0 ? `RUN ${runId}: NO STEPS YET` : `RUN ${runId}  STEPS ${layout.firstStep}-${layout.lastStep}`;
-  r.text(M.left, 10, title, CURVE_COLORS.text);
-  const stepSpan = Math.max(1, layout.lastStep - layout.firstStep);
-  for (const p of layout.panels) {
-    r.text(p.left, p.top - 16, p.metric, CURVE_COLORS.text);
-    // A flat series gets a band around its value, so its line sits mid-panel.
-    const pad = p.max === p.min ? Math.max(Math.abs(p.max) * 0.1, 1e-6) : 0;
-    const lo = p.min - pad;
-    const hi = p.max + pad;
-    const y = (v: number) => p.bottom - ((v - lo) / (hi - lo)) * (p.bottom - p.top);
-    const x = (step: number) => p.left + ((step - layout.firstStep) / stepSpan) * (p.right - p.left);
-    for (const [v, label] of [
-      [hi, formatValue(hi)],
-      [lo, formatValue(lo)],
-    ] as const) {
-      const yy = Math.round(y(v));
-      r.hline(p.left + 1, p.right, yy, CURVE_COLORS.grid);
-      r.text(p.left - 6 - textWidth(label), yy - 3, label, CURVE_COLORS.text);
-    }
-    r.vline(p.left, p.top, p.bottom, CURVE_COLORS.axis);
-    r.hline(p.left, p.right, p.bottom, CURVE_COLORS.axis);
-    r.text(p.left, p.bottom + 6, String(layout.firstStep), CURVE_COLORS.text);
-    const last = String(layout.lastStep);
-    r.text(p.right - textWidth(last), p.bottom + 6, last, CURVE_COLORS.text);
-    if (p.points.length === 1) {
-      const [s, v] = p.points[0]!;
-      r.fillRect(x(s) - 2, y(v) - 2, 5, 5, CURVE_COLORS.line);
-    }
-    for (let i = 1; i < p.points.length; i++) {
-      const [s0, v0] = p.points[i - 1]!;
-      const [s1, v1] = p.points[i]!;
-      r.line(x(s0), y(v0), x(s1), y(v1), CURVE_COLORS.line, 2);
-    }
+  if (layout.panels.length === 0) {
+    return [buildLineChart({ title: `run ${runId}: no steps yet`, x: { name: 'step', type: 'value' }, y: {}, series: [] })];
   }
-  return r.png();
+  const subtitle = `run ${runId} · steps ${layout.firstStep}–${layout.lastStep}`;
+  return layout.panels.map((p) =>
+    buildLineChart({
+      title: p.metric,
+      subtitle,
+      x: { name: 'step', type: 'value' },
+      y: {},
+      series: [{ name: p.metric, points: p.points.map(([step, v]) => [step, v]) }],
+    }),
+  );
+}
+
+/**
+ * The PNG of a run's curves: the panels two across.
+ *
+ * @example
+ * await writeFile('curves.png', await renderTrainingCurves('run-1', await readTrainingCurves({ blobs }, 'run-1')));
+ */
+export async function renderTrainingCurves(runId: string, lines: readonly TrainingMetricsLine[]): Promise<Buffer> {
+  const options = trainingCurvesOptions(runId, lines);
+  return Buffer.from(await renderChartsPng(options, { columns: COLUMNS, cell: CURVE_CELL }));
 }

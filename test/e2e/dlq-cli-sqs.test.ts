@@ -24,7 +24,7 @@ describe('flywheel dlq on SQS', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     const again = JSON.parse((await runCli(['dlq', 'list', '--json', ...flags], env)).stdout) as unknown[];
     expect(again).toHaveLength(3);
 
-    const result = JSON.parse((await runCli(['dlq', 'redrive', '--max', '2', ...flags], env)).stdout) as { moved: number };
+    const result = JSON.parse((await runCli(['dlq', 'redrive', '--max', '2', '--json', ...flags], env)).stdout) as { moved: number };
     expect(result).toEqual({ moved: 2, failed: [] });
     const inSource = await aws.sqs.send(
       new ReceiveMessageCommand({ QueueUrl: q.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),

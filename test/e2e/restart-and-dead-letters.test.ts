@@ -90,7 +90,7 @@ describe('restart and dead letters', { timeout: PROCESS_TEST_TIMEOUT_MS }, () =>
     // The fault is fixed (the runtime restarts without it); redrive and the event gets stored.
     expect(await poisoned.stop('SIGTERM')).toBe(0);
     const fixed = await start(dataDir, {}, ['--max-receive-count', '2', '--visibility-timeout', '1']);
-    const { stdout } = await runCli(['dlq', 'redrive', '--data-dir', dataDir]);
+    const { stdout } = await runCli(['dlq', 'redrive', '--data-dir', dataDir, '--json']);
     expect(JSON.parse(stdout)).toEqual({ moved: 1, failed: [] });
     await waitFor(async () => ((await status(fixed, poison.eventId as string)) === 200 ? true : undefined), { what: 'the redriven event to be stored' });
     const after = await runCli(['dlq', 'list', '--json', '--data-dir', dataDir]);
@@ -103,7 +103,7 @@ describe('restart and dead letters', { timeout: PROCESS_TEST_TIMEOUT_MS }, () =>
     const model = `ckpt-cli-${Date.now()}`;
     const sent = await runCli([
       'feedback', 'send', '--data-dir', dataDir, '--event-id', `cli-${Date.now()}`, '--rating', 'down',
-      '--trace-id', 't-cli', '--session-id', 's-cli', '--turn-id', '3', '--model', model, '--comment', 'broke the build',
+      '--trace-id', 't-cli', '--session-id', 's-cli', '--turn-id', '3', '--model', model, '--comment', 'broke the build', '--json',
     ]);
     const answer = JSON.parse(sent.stdout) as { status: number; results: Array<{ eventId: string; status: string }> };
     expect(answer.status).toBe(202);

@@ -9,7 +9,10 @@ import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openLocalPorts, type LocalPorts } from '../../lib/drivers/local/local-ports.ts';
 import { analyzeExperiment, listAnalyses } from '../../lib/experiments/analysis/analyze-experiment.ts';
-import { bandColor, liftChartLayout } from '../../lib/experiments/analysis/render-lift-chart.ts';
+import { LIFT_PANEL, liftChartOptions, liftSeries } from '../../lib/experiments/analysis/render-lift-chart.ts';
+import { CHART_PALETTE, formatPercent } from '../../lib/shared/chart/chart-theme.ts';
+import { renderChartSvg } from '../../lib/shared/chart/render-chart.ts';
+import { pixel, rgb, svgTexts } from '../shared/chart/support/chart-svg.ts';
 import { createExperimentRecord, getExperiment, listChanges } from '../../lib/experiments/experiment-store.ts';
 import { archiveKeys, experimentKeys } from '../../lib/experiments/record-keys.ts';
 import { MalformedRecordError } from '../../lib/shared/record-codec.ts';
@@ -118,19 +121,27 @@ describe('analyzeExperiment on DuckDB over the archive', () => {
     const bytes = await ports.blobs.get(archiveKeys.liftChart('default', 'exp-known', 'spend'));
     expect(bytes).toBeDefined();
     const png = PNG.sync.read(Buffer.from(bytes!));
-    const layout = liftChartLayout('spend', listed, true);
-    expect([png.width, png.height]).toEqual([layout.width, layout.height]);
-    expect(layout.series.map((s) => s.points.length)).toEqual([2]);
-    // The lift line is drawn where the layout says (the arm's colour at the newest point), the band around it.
-    const first = layout.series[0]!.points[0]!;
-    const last = layout.series[0]!.points[1]!;
-    const pixel = (x: number, y: number) => {
-      const i = (Math.round(y) * png.width + Math.round(x)) * 4;
-      return [png.data[i], png.data[i + 1], png.data[i + 2]];
-    };
-    expect(pixel(layout.x(last.at), layout.y(last.lift))).toEqual([...layout.series[0]!.color]);
-    const inBand = pixel(layout.x(first.at) + 3, layout.y((first.lift + first.high) / 2 + (first.high - first.lift) / 4));
-    expect(inBand).toEqual([...bandColor(layout.series[0]!.color)]);
+    expect([png.width, png.height]).toEqual([LIFT_PANEL.width, 2 * LIFT_PANEL.height]);
+    const series = liftSeries('spend', listed, true);
+    expect(series.map((s) => s.points.length)).toEqual([2]);
+    // The latest lift with its interval, written as percentages, and the arm by name, in both panels.
+    const [forest, overTime] = liftChartOptions('exp-known', 'spend', listed, true).map((o) => svgTexts(renderChartSvg(o, LIFT_PANEL)));
+    const last = series[0]!.points[1]!;
+    expect(forest).toEqual(expect.arrayContaining(['exp-known: spend, relative lift', series[0]!.arm, `${formatPercent(last.lift, true)} [${formatPercent(last.low, true)}, ${formatPercent(last.high, true)}]`]));
+    expect(overTime).toEqual(expect.arrayContaining(['spend: relative lift over time', series[0]!.arm]));
+    // The over-time line in the first arm's colour, and its washed band, are painted in the lower panel.
+    const [r, g, b] = rgb(CHART_PALETTE[0]);
+    let line = 0;
+    let band = 0;
+    for (let y = LIFT_PANEL.height; y < png.height; y++) {
+      for (let x = 0; x < png.width; x++) {
+        const [pr, pg, pb] = pixel(png, x, y);
+        if (Math.abs(pr - r) <= 8 && Math.abs(pg - g) <= 8 && Math.abs(pb - b) <= 8) line++;
+        if (Math.abs(pr - Math.round(255 + (r - 255) * 0.22)) <= 6 && Math.abs(pg - Math.round(255 + (g - 255) * 0.22)) <= 6 && Math.abs(pb - Math.round(255 + (b - 255) * 0.22)) <= 6) band++;
+      }
+    }
+    expect(line).toBeGreaterThan(100);
+    expect(band).toBeGreaterThan(1000);
     for (const m of analysis.metrics) expect(await ports.blobs.get(archiveKeys.liftChart('default', 'exp-known', m.metric)), m.metric).toBeDefined();
   }, 30_000);
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/constructs/flywheel-function.ts';
+import { CHART_ASSETS, CHART_ASSETS_VARIABLE } from '../../lib/shared/chart/chart-assets.ts';
 
 const run = promisify(execFile);
 
@@ -84,6 +85,24 @@ describe('npx cdk synth -c stage=prod (real bundling)', () => {
       expect(fn.Properties?.Environment?.Variables?.FLYWHEEL_MODES_LABELLED_SET).toBe('/var/task/labelled.jsonl');
       const shipped = join(assemblyDir, fn.Metadata?.['aws:asset:path'] as string, 'labelled.jsonl');
       expect(readFileSync(shipped, 'utf8')).toBe(readFileSync(join(PROJECT_ROOT, 'data/modes/labelled.jsonl'), 'utf8'));
+    }
+  });
+
+  it('ships the chart renderer (resvg wasm, DejaVu fonts) beside every function that renders PNG charts', () => {
+    const chartFunctions = readdirSync(assemblyDir)
+      .filter((f) => f.endsWith('.template.json'))
+      .flatMap((t) => {
+        const template = JSON.parse(readFileSync(join(assemblyDir, t), 'utf8')) as {
+          Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: { Environment?: { Variables?: Record<string, unknown> } } }>;
+        };
+        return Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.Environment?.Variables?.[CHART_ASSETS_VARIABLE] !== undefined);
+      });
+    // training/api (curves), experiments/api and experiments/schedule (lift charts), people/slack-worker (compare).
+    expect(chartFunctions.length).toBeGreaterThanOrEqual(4);
+    for (const fn of chartFunctions) {
+      expect(fn.Properties?.Environment?.Variables?.[CHART_ASSETS_VARIABLE]).toBe('/var/task');
+      const dir = join(assemblyDir, fn.Metadata?.['aws:asset:path'] as string);
+      for (const asset of CHART_ASSETS) expect(readFileSync(join(dir, asset.name)).equals(readFileSync(join(PROJECT_ROOT, asset.source))), asset.name).toBe(true);
     }
   });
 

@@ -46,8 +46,16 @@ const PINNED_LOGICAL_IDS = {
     ExperimentsProposalsDeadLetterQueue84DD66CA: 'AWS::SQS::Queue',
     ExperimentsFailureModeMetricsQueue5BCD73DC: 'AWS::SQS::Queue',
     ExperimentsFailureModeMetricsDeadLetterQueue135A3190: 'AWS::SQS::Queue',
+    SlackBotQueueFAE711BE: 'AWS::SQS::Queue',
+    SlackBotDeadLetterQueueB07647D9: 'AWS::SQS::Queue',
   },
-  compute: { RolloutRepositoryBCCA9BA7: 'AWS::ECR::Repository', ForgeRepository4919B5A1: 'AWS::ECR::Repository', JobLogs4F84869B: 'AWS::Logs::LogGroup' },
+  compute: {
+    RolloutRepositoryBCCA9BA7: 'AWS::ECR::Repository',
+    ForgeRepository4919B5A1: 'AWS::ECR::Repository',
+    JobLogs4F84869B: 'AWS::Logs::LogGroup',
+    JobUsageQueueA240D0FB: 'AWS::SQS::Queue',
+    JobUsageDeadLetterQueue08DA4844: 'AWS::SQS::Queue',
+  },
   api: { AccessLogs8B620ECA: 'AWS::Logs::LogGroup' },
 } as const;
 
@@ -73,6 +81,12 @@ function roleStatements(template: Template, prefix: string): Statement[] {
   return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
     .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
     .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+/** Alarm actions that are the alarm topic: `Ref` in the Pipeline stack, the Pipeline stack's output of it elsewhere. */
+function toTopic(actions: unknown, topicId: string): boolean {
+  const text = JSON.stringify(actions);
+  return text === JSON.stringify([{ Ref: topicId }]) || (Array.isArray(actions) && actions.length === 1 && /Fn::GetStackOutput|Fn::ImportValue/.test(text) && text.includes(`OutputRef${topicId}`));
 }
 
 /** The queue an alarm's QueueName dimension names: `{ Fn::GetAtt: [Q, 'QueueName'] }`, or another stack's output of it. */
@@ -231,11 +245,12 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
       const { s, compute, workflows } = get(name);
       const all = [s.data, s.pipeline, s.api, compute, workflows];
       const [topicId] = Object.keys(s.pipeline.findResources('AWS::SNS::Topic'));
-      // The alarms all live in the Pipeline stack, beside the topic; every queue of every stack needs one.
-      const ageAlarms = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
+      // The alarms live in the Pipeline stack, beside the topic, except compute accounting's, beside the job queues its
+      // rule names in the Compute stack (which takes the topic from the Pipeline stack); every queue needs one.
+      const ageAlarms = [s.pipeline, compute].flatMap((t) => Object.values(resourcesOfType(t, 'AWS::CloudWatch::Alarm'))).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
       const queues = all.flatMap((t) => Object.keys(t.findResources('AWS::SQS::Queue')));
-      expect(queues).toHaveLength(10);
-      expect(ageAlarms).toHaveLength(10);
+      expect(queues).toHaveLength(14);
+      expect(ageAlarms).toHaveLength(14);
       const expected: Record<string, number> = {
         [STATEFUL_LOGICAL_IDS.ingestQueue]: settings.alarms.queueAgeSeconds.ingest,
         [STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue]: settings.alarms.queueAgeSeconds.deadLetter,
@@ -247,6 +262,10 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
         ExperimentsProposalsDeadLetterQueue84DD66CA: settings.alarms.queueAgeSeconds.deadLetter,
         ExperimentsFailureModeMetricsQueue5BCD73DC: settings.alarms.queueAgeSeconds.modes,
         ExperimentsFailureModeMetricsDeadLetterQueue135A3190: settings.alarms.queueAgeSeconds.deadLetter,
+        SlackBotQueueFAE711BE: settings.alarms.queueAgeSeconds.ingest,
+        SlackBotDeadLetterQueueB07647D9: settings.alarms.queueAgeSeconds.deadLetter,
+        JobUsageQueueA240D0FB: settings.alarms.queueAgeSeconds.modes,
+        JobUsageDeadLetterQueue08DA4844: settings.alarms.queueAgeSeconds.deadLetter,
       };
       expect(Object.keys(expected).sort()).toEqual([...queues].sort());
       for (const queue of queues) {
@@ -257,25 +276,28 @@ describe.each(stageNames)('least privilege (%s)', (name) => {
           Statistic: 'Maximum',
           Threshold: expected[queue],
           ComparisonOperator: 'GreaterThanThreshold',
-          AlarmActions: [{ Ref: topicId }],
-          OKActions: [{ Ref: topicId }],
         });
+        expect(toTopic(alarms[0]!.Properties.AlarmActions, topicId!), queue).toBe(true);
+        expect(toTopic(alarms[0]!.Properties.OKActions, topicId!), queue).toBe(true);
       }
     });
 
-    it('every dead-letter queue (ingest, modes, drift watch, experiment proposals and failure-mode rows) has a depth alarm to the alarm topic', () => {
-      const { s } = get(name);
+    it('every dead-letter queue (ingest, modes, drift watch, experiment proposals and failure-mode rows, job usage) has a depth alarm to the alarm topic', () => {
+      const { s, compute } = get(name);
       const [topicId] = Object.keys(s.pipeline.findResources('AWS::SNS::Topic'));
-      const depth = Object.values(resourcesOfType(s.pipeline, 'AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+      const depth = [s.pipeline, compute].flatMap((t) => Object.values(resourcesOfType(t, 'AWS::CloudWatch::Alarm'))).filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
       expect(depth.map(alarmQueue).sort()).toEqual([
         STATEFUL_LOGICAL_IDS.ingestDeadLetterQueue,
         'ModesDeadLetterQueue32A1C34B',
         'DriftWatchDeadLetterQueueF0ED4985',
         'ExperimentsProposalsDeadLetterQueue84DD66CA',
         'ExperimentsFailureModeMetricsDeadLetterQueue135A3190',
+        'SlackBotDeadLetterQueueB07647D9',
+        'JobUsageDeadLetterQueue08DA4844',
       ].sort());
       for (const alarm of depth) {
-        expect(alarm.Properties).toMatchObject({ Threshold: settings.alarms.deadLetterDepthThreshold, ComparisonOperator: 'GreaterThanOrEqualToThreshold', AlarmActions: [{ Ref: topicId }] });
+        expect(alarm.Properties).toMatchObject({ Threshold: settings.alarms.deadLetterDepthThreshold, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+        expect(toTopic(alarm.Properties.AlarmActions, topicId!)).toBe(true);
       }
     });
   });

@@ -175,10 +175,10 @@ describe.each(stageNames)('functions (%s)', (name) => {
     ...resourcesOfType(get(name).api, 'AWS::Lambda::Function'),
   });
 
-  it('one function per distinct route lambda and the key authorizer, plus the processor, the failure-mode classifier, the drift watch and the experiment schedule and consumers', () => {
+  it('one function per distinct route lambda and the key authorizer, plus the processor, the failure-mode classifier, the drift watch, the experiment schedule and consumers, the Slack worker and the notices schedule', () => {
     const distinct = new Set(routes.map((r) => r.lambda));
     expect(Object.keys(resourcesOfType(get(name).api, 'AWS::Lambda::Function'))).toHaveLength(distinct.size + 1);
-    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(6);
+    expect(Object.keys(resourcesOfType(get(name).pipeline, 'AWS::Lambda::Function'))).toHaveLength(8);
   });
 
   it('every function: Node.js 24 on ARM64, traced, source maps, the house environment, its own log group', () => {
@@ -297,11 +297,14 @@ describe.each(stageNames)('api stack (%s)', (name) => {
   const settings = STAGES[name];
   const api = () => get(name).api;
 
-  it('a Regional REST API with one method per route, each requiring an API key', () => {
+  it('a Regional REST API with one method per route, each requiring an API key but the open ones', () => {
     api().hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
     const methods = Object.values(resourcesOfType(api(), 'AWS::ApiGateway::Method'));
     expect(methods).toHaveLength(routes.length);
-    for (const method of methods) expect(method.Properties.ApiKeyRequired).toBe(true);
+    // Open routes (the console's files, Slack's signed requests) take no key; every other method needs one.
+    const keyRequired = new Map(routes.map((r) => [r.operationId, r.apiKeyRequired]));
+    for (const method of methods) expect(method.Properties.ApiKeyRequired, method.Properties.OperationName).toBe(keyRequired.get(method.Properties.OperationName));
+    expect(methods.filter((m) => m.Properties.OperationName === 'getConsole' || m.Properties.OperationName === 'getConsoleAsset').map((m) => m.Properties.ApiKeyRequired)).toEqual([false, false]);
     expect(methods.map((m) => m.Properties.OperationName).sort()).toEqual(routes.map((r) => r.operationId).sort());
     const pathParts = Object.values(resourcesOfType(api(), 'AWS::ApiGateway::Resource')).map((r) => r.Properties.PathPart);
     for (const route of routes) {

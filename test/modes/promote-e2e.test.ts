@@ -126,14 +126,15 @@ describe('emerging modes on the local runtime', () => {
 
     // A report from the CLI, with a repository and commit; a bad commit is refused naming the field.
     const reportId = `rep-cli-${Date.now()}`;
-    const sent = await runCli(['feedback', 'report', '--report-id', reportId, '--title', 'Emoji in commits', '--body', 'It added a rocket emoji to the commit message.', '--severity', 'low', '--model', MODEL, '--repo', 'https://example.com/acme/app.git', '--commit', 'abcdef1234', '--training-consent', '--data-dir', dataDir]);
+    const sent = await runCli(['feedback', 'report', '--report-id', reportId, '--title', 'Emoji in commits', '--body', 'It added a rocket emoji to the commit message.', '--severity', 'low', '--model', MODEL, '--repo', 'https://example.com/acme/app.git', '--commit', 'abcdef1234', '--training-consent', '--data-dir', dataDir, '--json']);
     expect(JSON.parse(sent.stdout)).toMatchObject({ httpStatus: 202, status: 'accepted', reportId });
     const refused = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin/flywheel.ts'), 'feedback', 'report', '--title', 't', '--body', 'b', '--severity', 'low', '--model', MODEL, '--commit', 'not-a-sha', '--data-dir', dataDir], { cwd: REPO_ROOT }).then(
       () => undefined,
-      (e: { stdout: string; code: number }) => e,
+      (e: { stderr: string; code: number }) => e,
     );
     expect(refused?.code).toBe(1);
-    expect(refused?.stdout).toContain('commit');
+    // The error names the flag to fix.
+    expect(refused?.stderr).toContain('--commit');
     const fromReport = await waitFor(async () => {
       const d = await api('/v1/eval-drafts', { method: 'POST', body: JSON.stringify({ fromReport: reportId }) });
       return d.status === 201 ? ((await d.json()) as { lineage: { reportIds: string[] }; repo?: unknown }) : undefined;

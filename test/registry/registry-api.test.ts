@@ -38,6 +38,8 @@ describe('POST /v1/checkpoints, GET /v1/checkpoints (through the dispatcher, loc
         metadata: {},
         registeredAt: '2026-12-02T10:00:00.000Z',
       },
+      // No suite is active yet: the trigger will refuse the sweep, so the answer names none.
+      sweeps: [],
     });
     // Subscribers are called after the publish returns: wait for the fixture's to have seen the event.
     await waitFor(() => (fx.events.some((e) => e.type === 'checkpoint.registered') ? true : undefined), { what: 'checkpoint.registered to be delivered', everyMs: 5 });
@@ -135,6 +137,12 @@ describe('routes', () => {
       'POST /v1/sweeps',
       'GET /v1/sweeps/{id}',
       'GET /v1/incumbent',
+      'GET /v1/attempts',
+      'GET /v1/attempts/{id}',
+      'GET /v1/sweeps',
+      'GET /v1/overview',
+      'GET /v1/checkpoints/{id}',
+      'GET /v1/sweeps/{id}/shards',
     ]);
     for (const r of mine) expect(API_FUNCTION_ACCESS[r.lambda]).toBeTypeOf('function');
     const doc = buildOpenApiDocument(routes) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };

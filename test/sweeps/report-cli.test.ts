@@ -13,7 +13,10 @@ import { createLocalServer, type LocalServer } from '../../lib/local/server.ts';
 import { localSweepWorkflow } from '../../lib/sweeps/local/local-sweep-workflow.ts';
 import { SWEEP_WORKFLOW } from '../../lib/sweeps/workflow/sweep.asl.ts';
 import { getSweepReport } from '../../lib/sweeps/get-sweep-report.ts';
-import { CHART_COLORS, chartLayout, renderReportChart } from '../../lib/sweeps/report-chart.ts';
+import { renderReportChart, reportChartOptions, reportChartSize, reportPanelSize } from '../../lib/sweeps/report-chart.ts';
+import { CHART_PALETTE, MIN_BAR_PIXELS } from '../../lib/shared/chart/chart-theme.ts';
+import { renderChartSvg } from '../../lib/shared/chart/render-chart.ts';
+import { pixel, rgb, svgBars, svgTexts } from '../shared/chart/support/chart-svg.ts';
 import { formatReportTable } from '../../lib/sweeps/report-table.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
 import { driveSweep } from './support/drive-sweep.ts';
@@ -40,44 +43,38 @@ async function sweptFixture(): Promise<SweepFixture> {
   return f;
 }
 
-function pixel(png: PNG, x: number, y: number): [number, number, number] {
-  const i = (y * png.width + x) * 4;
-  return [png.data[i]!, png.data[i + 1]!, png.data[i + 2]!];
-}
-
 describe('sweep report: chart and table', () => {
-  it('draws a PNG that decodes, has the layout size, and bars of the mode colours where the layout puts them', async () => {
+  it('draws a PNG that decodes: a panel per suite, strict beside lenient with intervals, whole names, a 0 visible', async () => {
     fx = await sweptFixture();
     const report = await getSweepReport(fx.ports, 'r1');
-    const layout = chartLayout(report);
-    const png = PNG.sync.read(renderReportChart(report));
-    expect([png.width, png.height]).toEqual([layout.width, layout.height]);
-    // 3 checkpoints × 2 suites × 2 modes, minus ck-2 strict (score 0: no height) on suite-0.
-    expect(layout.bars).toHaveLength(12);
-    for (const bar of layout.bars) {
-      const expected = bar.mode === 'strict' ? CHART_COLORS.strict : CHART_COLORS.lenient;
-      if (bar.score === 0) {
-        expect(bar.top).toBe(bar.bottom);
-        continue;
+    const png = PNG.sync.read(await renderReportChart(report));
+    const size = reportChartSize(report);
+    expect([png.width, png.height]).toEqual([size.width, size.height]);
+    const panel = reportPanelSize(report);
+    expect(size.height).toBe(2 * panel.height);
+    const options = reportChartOptions(report);
+    expect(options).toHaveLength(2);
+    for (const [i, option] of options.entries()) {
+      // The panel as the PNG holds it (the same option, the same size, placed i panels down).
+      const svg = renderChartSvg(option, panel);
+      expect(svgTexts(svg)).toEqual(expect.arrayContaining([`Sweep r1 · suite suite-${i}`, 'ck-0', 'ck-1', 'ck-2', 'strict', 'lenient']));
+      const bars = svgBars(svg);
+      // 3 checkpoints × 2 modes, a 0 score included (a sliver).
+      expect(bars).toHaveLength(6);
+      for (const bar of bars) {
+        expect(bar.fill).toBe(CHART_PALETTE[bar.series]);
+        expect(bar.height).toBeGreaterThanOrEqual(MIN_BAR_PIXELS);
+        if (bar.height > 8) expect(pixel(png, bar.x + 3, i * panel.height + bar.y + bar.height - 3), `suite-${i} ${bar.series}/${bar.index}`).toEqual(rgb(bar.fill));
       }
-      // Inside the bar, away from the CI line at its centre.
-      expect(pixel(png, bar.x + 3, Math.floor((bar.top + bar.bottom) / 2))).toEqual([...expected]);
-      expect(pixel(png, bar.x + bar.width - 3, bar.bottom - 2)).toEqual([...expected]);
-      // The error bar's cap at the CI's upper end.
-      expect(pixel(png, bar.ci!.x, bar.ci!.high)).toEqual([...CHART_COLORS.ci]);
-      // Above the CI the column is background (or a grid line), never bar colour.
-      if (bar.ci!.high > layout.panels[0]!.plotTop + 4) expect(pixel(png, bar.x + 3, bar.ci!.high - 3)).not.toEqual([...expected]);
+      // Strict (series 0) beside lenient (series 1), to its left; lenient scores higher here.
+      const s = bars.find((b) => b.series === 0 && b.index === 1)!;
+      const l = bars.find((b) => b.series === 1 && b.index === 1)!;
+      expect(s.x + s.width).toBeLessThanOrEqual(l.x);
+      expect(l.height).toBeGreaterThan(s.height);
     }
-    // Strict is drawn beside lenient, to its left, for the same checkpoint.
-    const s = layout.bars.find((b) => b.checkpoint === 'ck-1' && b.mode === 'strict' && b.suite === 'suite-0')!;
-    const l = layout.bars.find((b) => b.checkpoint === 'ck-1' && b.mode === 'lenient' && b.suite === 'suite-0')!;
-    expect(l.x).toBeGreaterThan(s.x);
-    expect(l.top).toBeLessThan(s.top); // lenient scores higher here
-    // Text was drawn (the title row holds dark pixels), the far right margin is background.
-    let dark = 0;
-    for (let x = 0; x < png.width; x++) for (let y = 6; y < 18; y++) if (pixel(png, x, y)[0] < 100) dark++;
-    expect(dark).toBeGreaterThan(50);
-    expect(pixel(png, png.width - 2, Math.floor(png.height / 2))).toEqual([...CHART_COLORS.background]);
+    // ck-2 strict on suite-0 scored 0: written as 0%, not left out.
+    expect(svgTexts(renderChartSvg(options[0]!, panel))).toContain('0%');
+    expect(pixel(png, png.width - 2, Math.floor(png.height / 2))).toEqual([255, 255, 255]);
   });
 
   it('prints a table of strict beside lenient with CIs', async () => {
@@ -100,8 +97,8 @@ describe('sweep report: chart and table', () => {
     expect(stdout.split('\n').filter((l) => /^suite-\d\s+ck-\d/.test(l))).toHaveLength(6);
     expect(stderr).toContain(`chart: ${file}`);
     const png = PNG.sync.read(readFileSync(file));
-    const layout = chartLayout(await getSweepReport(fx.ports, 'r1'));
-    expect([png.width, png.height]).toEqual([layout.width, layout.height]);
+    const size = reportChartSize(await getSweepReport(fx.ports, 'r1'));
+    expect([png.width, png.height]).toEqual([size.width, size.height]);
     const status = await cli(['sweep', 'status', 'r1']);
     expect(status.stdout).toContain('shards: 12 planned, 12 succeeded, 0 failed');
     const missing = await cli(['sweep', 'status', 'nope']).catch((e: { code: number; stderr: string }) => e);
@@ -127,7 +124,7 @@ describe('sweep report: chart and table', () => {
       expect(status.stdout).toContain('sweep cli-1: succeeded (execution SUCCEEDED)');
       const bad = await cli(['sweep', 'start', '--suite', 'nope']).catch((e: { code: number; stderr: string }) => e);
       expect((bad as { code: number }).code).toBe(1);
-      expect((bad as { stderr: string }).stderr).toContain('suites[0]: no suite nope is registered');
+      expect((bad as { stderr: string }).stderr).toContain('--suite: no suite nope is registered');
     } finally {
       await wf.close();
       await jobs.close();

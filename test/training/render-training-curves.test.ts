@@ -1,11 +1,15 @@
 /**
  * The PNG of a run's curves decodes (pngjs), has one panel per metric (loss, each term, the KL on the spans, the
- * locality KL, the mismatch, tokens/s) in reading order, and each panel's plot holds the curve's pixels: not blank.
+ * locality KL, the mismatch, tokens/s) in reading order, two across, and each panel holds its curve's pixels and its
+ * metric's name: not blank.
  */
-import { PNG } from 'pngjs';
+import type { PNG } from 'pngjs';
 import { CURVE_MAX_POINTS } from '../../lib/training/runs/read-training-curves.ts';
 import { describe, expect, it } from 'vitest';
-import { CURVE_COLORS, curvePanels, renderTrainingCurves, TOKENS_PER_SECOND, type CurvePanel } from '../../lib/training/render-training-curves.ts';
+import { CHART_PALETTE } from '../../lib/shared/chart/chart-theme.ts';
+import { renderChartSvg } from '../../lib/shared/chart/render-chart.ts';
+import { CURVE_CELL, curvePanels, renderTrainingCurves, TOKENS_PER_SECOND, trainingCurvesOptions } from '../../lib/training/render-training-curves.ts';
+import { decodePng, rgb, svgTexts } from '../shared/chart/support/chart-svg.ts';
 import type { TrainingMetricsLine } from '../../lib/training/schemas.ts';
 
 function lines(n: number): TrainingMetricsLine[] {
@@ -25,29 +29,35 @@ function lines(n: number): TrainingMetricsLine[] {
   }));
 }
 
-/** Pixels inside the plot (axes excluded) that are the curve's colour. */
-function curvePixels(png: PNG, p: CurvePanel): number {
+/** Pixels of the line colour inside panel `i` (two across, CURVE_CELL each). */
+function curvePixels(png: PNG, i: number): number {
+  const [r, g, b] = rgb(CHART_PALETTE[0]);
+  const left = (i % 2) * CURVE_CELL.width;
+  const top = Math.floor(i / 2) * CURVE_CELL.height;
   let n = 0;
-  for (let y = p.top; y < p.bottom; y++) {
-    for (let x = p.left + 1; x <= p.right; x++) {
-      const i = (y * png.width + x) * 4;
-      if (png.data[i] === CURVE_COLORS.line[0] && png.data[i + 1] === CURVE_COLORS.line[1] && png.data[i + 2] === CURVE_COLORS.line[2]) n++;
+  for (let y = top; y < top + CURVE_CELL.height; y++) {
+    for (let x = left; x < left + CURVE_CELL.width; x++) {
+      const k = (y * png.width + x) * 4;
+      if (Math.abs(png.data[k]! - r) <= 8 && Math.abs(png.data[k + 1]! - g) <= 8 && Math.abs(png.data[k + 2]! - b) <= 8) n++;
     }
   }
   return n;
 }
 
 describe('renderTrainingCurves', () => {
-  it('draws one non-blank panel per metric, known metrics first, tokens/s last', () => {
+  it('draws one non-blank panel per metric, known metrics first, tokens/s last', async () => {
     const metrics = lines(30);
     const layout = curvePanels(metrics);
     expect(layout.panels.map((p) => p.metric)).toEqual(['loss', 'outcomeLoss', 'decisionLoss', 'terms.teacherChoice', 'klSpans', 'localityKl', 'mismatch', TOKENS_PER_SECOND]);
-    const png = PNG.sync.read(renderTrainingCurves('run-1', metrics));
+    expect([layout.width, layout.height]).toEqual([2 * CURVE_CELL.width, 4 * CURVE_CELL.height]);
+    const png = decodePng(await renderTrainingCurves('run-1', metrics));
     expect([png.width, png.height]).toEqual([layout.width, layout.height]);
-    for (const p of layout.panels) {
+    const options = trainingCurvesOptions('run-1', metrics);
+    for (const [i, p] of layout.panels.entries()) {
       expect(p.points).toHaveLength(30);
-      // A curve crosses the plot from the first step to the last: at least one pixel per column, roughly.
-      expect(curvePixels(png, p), p.metric).toBeGreaterThan(p.right - p.left);
+      // A curve crosses the plot from the first step to the last: at least one pixel per column of a 450 px panel, roughly.
+      expect(curvePixels(png, i), p.metric).toBeGreaterThan(300);
+      expect(svgTexts(renderChartSvg(options[i]!, CURVE_CELL)), p.metric).toEqual(expect.arrayContaining([p.metric, 'run run-1 · steps 0–29', 'step']));
     }
     // The throughput panel is derived from tokens / stepSeconds.
     const tps = layout.panels.find((p) => p.metric === TOKENS_PER_SECOND)!;
@@ -64,26 +74,24 @@ describe('renderTrainingCurves', () => {
     expect(loss.points[3]![1]).toBe(99);
   });
 
-  it('draws a run of 300,000 steps: at most 2,000 points per panel, the first and last step kept, no stack overflow', () => {
+  it('draws a run of 300,000 steps: at most 2,000 points per panel, the first and last step kept, no stack overflow', async () => {
     const many = Array.from({ length: 300_000 }, (_, step) => ({ step, at: '2026-12-03T10:00:00Z', loss: 1 / (step + 1) }));
     const layout = curvePanels(many);
     const loss = layout.panels.find((p) => p.metric === 'loss')!;
     expect(loss.points).toHaveLength(CURVE_MAX_POINTS);
     expect([loss.points[0]![0], loss.points.at(-1)![0]]).toEqual([0, 299_999]);
     expect([loss.min, loss.max]).toEqual([1 / 300_000, 1]);
-    expect(PNG.sync.read(renderTrainingCurves('long', many)).width).toBe(layout.width);
+    expect(decodePng(await renderTrainingCurves('long', many)).width).toBe(layout.width);
   });
 
-  it('draws a single step as a dot, and a run with no steps as a titled empty image', () => {
+  it('draws a single step as a dot, and a run with no steps as a titled empty chart', async () => {
     const one = lines(1);
     const layout = curvePanels(one);
-    const png = PNG.sync.read(renderTrainingCurves('run-1', one));
-    for (const p of layout.panels) expect(curvePixels(png, p), p.metric).toBeGreaterThan(0);
-    const empty = PNG.sync.read(renderTrainingCurves('run-0', []));
+    const png = decodePng(await renderTrainingCurves('run-1', one));
+    for (const [i, p] of layout.panels.entries()) expect(curvePixels(png, i), p.metric).toBeGreaterThan(0);
+    const empty = decodePng(await renderTrainingCurves('run-0', []));
     expect(curvePanels([]).panels).toEqual([]);
-    // The title is drawn: some text-coloured pixel exists.
-    let text = 0;
-    for (let i = 0; i < empty.data.length; i += 4) if (empty.data[i] === CURVE_COLORS.text[0] && empty.data[i + 1] === CURVE_COLORS.text[1]) text++;
-    expect(text).toBeGreaterThan(0);
+    expect([empty.width, empty.height]).toEqual([CURVE_CELL.width, CURVE_CELL.height]);
+    expect(svgTexts(renderChartSvg(trainingCurvesOptions('run-0', [])[0]!, CURVE_CELL))).toContain('run run-0: no steps yet');
   });
 });

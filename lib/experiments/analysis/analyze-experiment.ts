@@ -128,7 +128,7 @@ export async function analyzeExperiment(ports: AnalysisPorts, experimentId: stri
   const history = await listAnalyses(ports.records, experimentId, { limit: LIFT_CHART_SNAPSHOTS, oldestFirst: true });
   const sequential = definition.stoppingRule.kind === 'sequential';
   for (const m of metrics) {
-    const png = renderLiftChart(experimentId, m.metric, history, sequential || m.role === 'guardrail');
+    const png = await renderLiftChart(experimentId, m.metric, history, sequential || m.role === 'guardrail');
     await ports.blobs.put(archiveKeys.liftChart(ports.query.tenant, experimentId, m.metric), png, { contentType: 'image/png' });
   }
   return analysis;

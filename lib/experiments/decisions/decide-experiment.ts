@@ -11,13 +11,14 @@
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { EventsPort } from '../../ports/events.ts';
 import type { RecordsPort } from '../../ports/records.ts';
+import { resolveOpenNotice } from '../../people/notices/notice-store.ts';
 import { listIncumbentHistory, setIncumbent } from '../../registry/incumbent.ts';
 import { parseInput } from '../../shared/parse-input.ts';
 import { listAnalyses } from '../analysis/list-analyses.ts';
 import { getExperiment, updateExperiment } from '../experiment-store.ts';
 import { DecideInput, type ExperimentAnalysis, type ExperimentDecision, type ExperimentRecord } from '../schemas.ts';
 import { sendOnce } from '../schedule/notice-once.ts';
-import { EXPERIMENT_DECIDED, notifierOf, pct, type Notify } from './experiment-notices.ts';
+import { EXPERIMENT_DECIDED, EXPERIMENT_STOPPED, notifierOf, pct, type Notify } from './experiment-notices.ts';
 import { MAX_DURATION_REACHED } from './plan-experiment-action.ts';
 
 export interface DecidePorts {
@@ -117,6 +118,8 @@ async function finishDecision(ports: DecidePorts, experiment: ExperimentRecord, 
   const id = experiment.definition.id;
   const control = experiment.definition.arms.find((a) => a.control)!;
   const now = ports.now();
+  // The notice that asked for this decision has its answer, wherever it was given.
+  await resolveOpenNotice(ports.records, `${EXPERIMENT_STOPPED}:${id}`, { by: decision.by, outcome: `Decided: ${decision.kind}${decision.arm ? ` ${decision.arm}` : ''}` }, now);
   if (decision.promoted) {
     const history = await listIncumbentHistory(ports.records, { limit: 1000 });
     if (!history.some((h) => h.experimentId === id && h.checkpoint === decision.promoted)) {
@@ -125,11 +128,14 @@ async function finishDecision(ports: DecidePorts, experiment: ExperimentRecord, 
   }
   const summary = analysis && analysis.analysisId === decision.analysisId ? primarySummary(analysis) : `Analysis ${decision.analysisId}.`;
   await sendOnce(
-    { records: ports.records, events: ports.events, notify: notifierOf(ports.notify) },
+    { records: ports.records, events: ports.events, notify: notifierOf(ports.notify, ports) },
     id,
     {
       id: `${EXPERIMENT_DECIDED}:${id}`,
+      kind: 'info',
       severity: 'info',
+      link: `/experiments/${encodeURIComponent(id)}`,
+      source: { capability: 'experiments', runKind: 'experiment', runId: id },
       title: decision.promoted ? `Experiment ${id} shipped ${decision.arm}: ${decision.promoted} is the incumbent` : `Experiment ${id} rolled back: ${control.checkpoint} (control) stays`,
       text: `${decision.reason}\n${summary}`,
       fields: { experiment: id, decision: decision.kind, by: decision.by, analysis: decision.analysisId, ...(decision.promoted ? { incumbent: decision.promoted } : {}) },

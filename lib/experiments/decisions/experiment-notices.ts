@@ -1,19 +1,23 @@
 /**
- * How the experiments' use cases tell people: a `notify` port-like function (tests capture it; default the log plus the
- * Slack webhook of `FLYWHEEL_SLACK_WEBHOOK_URL`), and the stable ids that make a rerun's notice recognisable.
+ * How the experiments' use cases tell people: a `notify` port-like function (tests capture it; default `raiseNotice`,
+ * `lib/people/notices/`: stored once under the notice's stable id, then the log, Slack and the bus), and the stable
+ * ids that make a rerun's notice recognisable.
  */
+import { noticeNotifier } from '../../people/notices/notice-notifier.ts';
+import type { RaiseNoticePorts } from '../../people/notices/raise-notice.ts';
 import { notifyOptionsFromEnv, notifyPeople, type Notice } from '../../people/notify.ts';
 
 export type Notify = (notice: Notice) => Promise<unknown>;
 
 /**
- * The given notifier, or the default (log + Slack webhook from the environment).
+ * The given notifier, or the default: a raised notice over `ports` (the log and Slack alone without them).
  *
  * @example
- * await notifierOf(ports.notify)({ id: 'experiment.decided:exp-1', severity: 'info', title: 'Shipped', text: '…' });
+ * await notifierOf(ports.notify, ports)({ id: 'experiment.decided:exp-1', severity: 'info', title: 'Shipped', text: '…' });
  */
-export function notifierOf(notify: Notify | undefined): Notify {
-  return notify ?? ((n: Notice) => notifyPeople(n, notifyOptionsFromEnv()));
+export function notifierOf(notify: Notify | undefined, ports?: RaiseNoticePorts): Notify {
+  if (notify) return notify;
+  return ports ? noticeNotifier(ports, 'experiments') : (n: Notice) => notifyPeople(n, notifyOptionsFromEnv());
 }
 
 /** The event published when an experiment is decided (`experiment.decided:<id>`; detail: kind, arm, promoted, analysisId). */

@@ -82,11 +82,15 @@ export async function draftProposedExperiment(
   const { record, created } = await createExperiment(ports, input, origin);
   // A redelivery after a crash between the draft and its notice still tells people once.
   await sendOnce(
-    { records: ports.records, events: ports.events, notify: notifierOf(ports.notify) },
+    { records: ports.records, events: ports.events, notify: notifierOf(ports.notify, ports) },
     id,
     {
       id: `${EXPERIMENT_DRAFTED}:${id}`,
+      kind: 'decision',
       severity: 'info',
+      link: `/experiments/${encodeURIComponent(id)}`,
+      source: { capability: 'experiments', runKind: 'experiment', runId: id },
+      actions: [{ id: 'start', label: 'Start the A/B test', style: 'primary', operation: { kind: 'start-experiment', experimentId: id } }],
       title: `Experiment drafted: ${proposal.checkpointId} against ${control}`,
       text: `Proposed by training run ${proposal.runId} (sweep ${proposal.sweepId}). Primary thumbs_up_rate; guardrails latency and tool errors (5%); ramp 5% → 25% → 50%; ${record.plannedUnitsPerArm} units per arm planned.\nApprove with \`flywheel experiment start ${id}\`.`,
       fields: { experiment: id, control, treatment: proposal.checkpointId, run: proposal.runId },

@@ -111,7 +111,7 @@ export async function runExperimentScheduleForAllTenants(
 
 async function applyActions(ports: SchedulePorts, listed: ExperimentRecord, analysis: ExperimentAnalysis, actions: PlannedAction[]): Promise<void> {
   const id = listed.definition.id;
-  const send = { records: ports.records, events: ports.events, notify: notifierOf(ports.notify) };
+  const send = { records: ports.records, events: ports.events, notify: notifierOf(ports.notify, ports) };
   // Each notice goes out before the change it announces: a tick that dies between the two plans the same action on
   // the next tick, whose notice is then already marked sent, and makes the change. People hear at once, and once.
   for (const action of actions) {
@@ -123,7 +123,10 @@ async function applyActions(ports: SchedulePorts, listed: ExperimentRecord, anal
         id,
         {
           id: `${EXPERIMENT_ARM_STOPPED}:${id}:${action.arm}`,
+          kind: 'failure',
           severity: 'alert',
+          link: `/experiments/${encodeURIComponent(id)}`,
+          source: { capability: 'experiments', runKind: 'experiment', runId: id },
           title: `Experiment ${id}: arm ${action.arm} stopped (${action.reason === 'srm' ? 'sample-ratio mismatch' : 'guardrail breach'})${ramping ? ', ramp rolled back' : ''}`,
           text: `${action.detail}\nIts units are served the control from now on. Analysis ${analysis.analysisId}.`,
           fields: { experiment: id, arm: action.arm, reason: action.reason, analysis: analysis.analysisId },
@@ -164,7 +167,16 @@ async function applyActions(ports: SchedulePorts, listed: ExperimentRecord, anal
         id,
         {
           id: `${EXPERIMENT_STOPPED}:${id}`,
+          kind: 'decision',
           severity: armsStopped ? 'alert' : 'warning',
+          link: `/experiments/${encodeURIComponent(id)}`,
+          source: { capability: 'experiments', runKind: 'experiment', runId: id },
+          // Answered in Slack, the console or `flywheel notices answer`: the same decision as POST /v1/experiments/{id}/decide.
+          actions: [
+            { id: 'ship', label: 'Ship', style: 'primary', operation: { kind: 'decide-experiment', experimentId: id, decision: 'ship' } },
+            { id: 'rollback', label: 'Roll back', style: 'danger', operation: { kind: 'decide-experiment', experimentId: id, decision: 'rollback' } },
+            { id: 'extend', label: 'Extend 7 days', operation: { kind: 'decide-experiment', experimentId: id, decision: 'extend' } },
+          ],
           title: `Experiment ${id} stopped: decide`,
           text: `${action.reason}.\nDecide with \`flywheel experiment decide ${id} --kind ship|rollback|extend --reason "…"\` (ship names \`--arm\`, extend \`--extend-days\`). Analysis ${analysis.analysisId}: ${analysis.recommendation.action}${analysis.recommendation.arm ? ` ${analysis.recommendation.arm}` : ''} (${analysis.recommendation.because}).`,
           fields: { experiment: id, analysis: analysis.analysisId, recommendation: analysis.recommendation.action },

@@ -11,7 +11,7 @@
  * directory sits inside some repository; it refuses paths outside the tree and writes through no symlink.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { git } from '../git/run-git.ts';
@@ -144,7 +144,11 @@ async function applyPatch(dir: string, env: Record<string, string>, patch: strin
 async function materialize(root: string, dir: string, sourceDir: string, baseCommit: string | undefined): Promise<string | undefined> {
   const inRepo = await git(['rev-parse', '--is-inside-work-tree'], { cwd: sourceDir, allowFailure: true });
   const isBare = await git(['rev-parse', '--is-bare-repository'], { cwd: sourceDir, allowFailure: true });
-  const gitSource = (inRepo.code === 0 && inRepo.stdout.trim() === 'true') || (isBare.code === 0 && isBare.stdout.trim() === 'true');
+  // A plain folder inside another repository (an example suite's repo in a checkout) is plain files, as the
+  // workspace takes it (workspace-layers: a source is git when it has its own .git): not that repository's tree.
+  const top = inRepo.code === 0 && inRepo.stdout.trim() === 'true' ? await git(['rev-parse', '--show-toplevel'], { cwd: sourceDir, allowFailure: true }) : undefined;
+  const ownTree = top !== undefined && top.code === 0 && top.stdout.trim() === (await realpath(sourceDir));
+  const gitSource = ownTree || (isBare.code === 0 && isBare.stdout.trim() === 'true');
   if (!gitSource) {
     if (baseCommit !== undefined) throw new GradingSetupError(`${sourceDir} is not a git repository, but base commit ${baseCommit} was asked for`);
     await cp(sourceDir, dir, { recursive: true, verbatimSymlinks: true, filter: (src) => !src.split('/').includes('.git') });

@@ -5,7 +5,7 @@
  * disagreed) never enter the kappa — they are the judge's worst cases, and a sound judge's kappa over them is near 0 —
  * they are reported apart: how many of the newest `window`, and the share where the person sided with the user. A label whose
  * window kappa falls more than `maxDrop` below its calibration estimate (with at least `minN` pairs and a defined
- * kappa) is a drop: people are told (`lib/people/notify.ts`) and the version is demoted (the registry's
+ * kappa) is a drop: people are told (a notice, `lib/people/notices/`) and the version is demoted (the registry's
  * `demoteJudge`), once — a version already demoted is not demoted or announced again.
  *
  * Run after every label of a drift item (`labelAnnotationAndWatch`: one query of at most `window` pairs and one read
@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.ts';
 import type { AnnotationReason } from '../annotation/annotation-item.ts';
-import { notifyPeople, type NotifyOptions } from '../../people/notify.ts';
+import { raiseNotice, type NoticeDeliveryOptions } from '../../people/notices/raise-notice.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { toFieldIssues } from '../../shared/field-issues.ts';
 import { detectDrop, rollingKappa, type LabelPair } from '../calibration/rolling-agreement.ts';
@@ -80,7 +80,7 @@ export interface DriftCheck {
 
 /**
  * @example
- * const check = await checkDrift(ports, 'fm-judge', { window: 200, maxDrop: 0.1, minN: 30 }, notifyOptionsFromEnv());
+ * const check = await checkDrift(ports, 'fm-judge', { window: 200, maxDrop: 0.1, minN: 30 }, noticeDeliveryOptionsFromEnv());
  * if (check.status === 'dropped') console.log(check.reason); // the judge is demoted and people were told
  * @throws ValidationError naming the option; NotFoundError for an unknown judge.
  */
@@ -88,7 +88,7 @@ export async function checkDrift(
   ports: Pick<Ports, 'records' | 'events' | 'now'>,
   judgeName: string,
   options: DriftCheckOptions = {},
-  notify: NotifyOptions = {},
+  notify?: NoticeDeliveryOptions,
 ): Promise<DriftCheck> {
   const parsed = DriftCheckOptions.safeParse(options);
   if (!parsed.success) throw new ValidationError('Invalid drift check', toFieldIssues(parsed.error.issues));
@@ -143,17 +143,23 @@ export async function checkDrift(
   const { changed } = await demoteJudge(ports, ref, reason.slice(0, 1000), { by: 'drift-watch' });
   let notified = false;
   if (changed) {
-    await notifyPeople(
+    await raiseNotice(
+      ports,
       {
-        id: `judge.drift:${judgeRefString(ref)}`,
+        dedupKey: `judge.drift:${judgeRefString(ref)}`,
+        kind: 'failure',
         severity: 'alert',
-        title: `Judge ${judgeRefString(ref)} demoted: its agreement with people dropped`,
+        title: `Judge ${judgeRefString(ref)} demoted: its agreement with people dropped`.slice(0, 150),
+        source: { capability: 'judges' },
+        link: `/judges/${encodeURIComponent(ref.name)}`,
         text: [
           `Over the newest ${pairs.length} sampled verdicts people labelled:`,
           ...drops.map((d) => `• ${d}`),
           `Disagreements with users labelled: ${disagreements.pairs}${disagreements.agreedWithUser !== null ? ` (people sided with the user on ${(100 * disagreements.agreedWithUser).toFixed(0)}%)` : ''}.`,
           `Calibration report: ${calibration.id} (gold set ${calibration.goldSet}).`,
-        ].join('\n'),
+        ]
+          .join('\n')
+          .slice(0, 3000),
         fields: { judge: judgeRefString(ref), window, maxDrop, minN },
       },
       notify,

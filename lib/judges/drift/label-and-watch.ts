@@ -5,7 +5,7 @@
  * the drift watch's schedule: every label of a drift item, plus `POST /v1/judges/{name}/drift-check` on demand.
  */
 import { NotFoundError } from '../../errors.ts';
-import type { NotifyOptions } from '../../people/notify.ts';
+import type { NoticeDeliveryOptions } from '../../people/notices/deliver-notice.ts';
 import type { Ports } from '../../ports/ports.ts';
 import type { AnnotationItem } from '../annotation/annotation-item.ts';
 import { labelAnnotation } from '../annotation/annotation-queue.ts';
@@ -21,7 +21,7 @@ export async function labelAnnotationAndWatch(
   ports: Pick<Ports, 'records' | 'events' | 'now'>,
   id: string,
   request: unknown,
-  options: { drift?: DriftCheckOptions; notify?: NotifyOptions } = {},
+  options: { drift?: DriftCheckOptions; notify?: NoticeDeliveryOptions } = {},
 ): Promise<{ item: AnnotationItem; drift?: DriftCheck }> {
   const item = await labelAnnotation(ports, id, request);
   if (item.status !== 'done' || !item.judge || !item.labels || !item.annotator || !item.labelledAt) return { item };

@@ -8,7 +8,7 @@ import type { JsonApiEvent } from '../../api/middlewares/http-event.ts';
 import { ConflictError, ValidationError } from '../../errors.ts';
 import { createModel } from '../../models/create-model.ts';
 import { JUDGE_MODEL_ENV } from '../../modes/modes-models.ts';
-import { notifyOptionsFromEnv } from '../../people/notify.ts';
+import { noticeDeliveryOptionsFromEnv } from '../../people/notices/deliver-notice.ts';
 import type { ModelsPort } from '../../ports/models.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { canonicalJson } from '../../shared/canonical-json.ts';
@@ -52,7 +52,7 @@ export function makePostAnnotationHandler(ports: Ports): HttpApiHandler {
 
 /** `POST /v1/annotations/{id}/labels` `{ annotator, labels }`: the item, and the drift check when it was a drift item. */
 export function makePostAnnotationLabelsHandler(ports: Ports): HttpApiHandler {
-  const notify = notifyOptionsFromEnv();
+  const notify = noticeDeliveryOptionsFromEnv();
   return httpApi(async (event) => ({ statusCode: 200, body: await labelAnnotationAndWatch(ports, param(event, 'id'), event.jsonBody, { notify }) }), {
     jsonBodyMaxBytes: ANNOTATION_BODY_LIMIT,
   });
@@ -195,7 +195,7 @@ export function judgeModelOf(spec: string, env: NodeJS.ProcessEnv = process.env)
 
 /** `POST /v1/judges/{name}/drift-check` `{ window?, maxDrop?, minN?, version?, dryRun? }`: the check (a drop demotes and notifies). */
 export function makeDriftCheckHandler(ports: Ports): HttpApiHandler {
-  const notify = notifyOptionsFromEnv();
+  const notify = noticeDeliveryOptionsFromEnv();
   return httpApi(async (event) => ({ statusCode: 200, body: await checkDrift(ports, param(event, 'name'), (event.jsonBody ?? {}) as object, notify) }), {
     jsonBodyMaxBytes: ANNOTATION_BODY_LIMIT,
   });

@@ -34,7 +34,9 @@
 import { executionNameFor } from '../../shared/execution-name.ts';
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../../errors.ts';
-import { notifyPeople, notifyOptionsFromEnv, type Notice } from '../../people/notify.ts';
+import { beatQuietly } from '../../people/heartbeats/record-heartbeat.ts';
+import { noticeNotifier } from '../../people/notices/notice-notifier.ts';
+import type { Notice } from '../../people/notify.ts';
 import type { Ports } from '../../ports/ports.ts';
 import { findCheckpoint } from '../../registry/get-checkpoint.ts';
 import { forEachLimited } from '../../shared/for-each-limited.ts';
@@ -67,7 +69,7 @@ export const derivedBy = (derivationId: string) => `derivation:${derivationId}`;
 export interface DeriveStepPorts extends Pick<Ports, 'records' | 'blobs' | 'events' | 'now'> {
   runners: JudgeRunners;
   settings: DeriveSettings;
-  /** Telling people; default `notifyPeople` with `FLYWHEEL_SLACK_WEBHOOK_URL`. */
+  /** Telling people; default `raiseNotice` (`lib/people/notices/`: stored once per derivation, then Slack and the bus). */
   notify?: (notice: Notice) => Promise<unknown>;
 }
 
@@ -499,7 +501,7 @@ async function reportDerivation(ports: DeriveStepPorts, input: { derivationId: s
   };
   await ports.blobs.put(reportKey, `${JSON.stringify(report, null, 2)}\n`, { contentType: 'application/json' });
   await ports.records.put(derivationRecord.encode({ ...derivation, status: 'finished', finishedAt, reportKey, promoted }));
-  const notify = ports.notify ?? ((n: Notice) => notifyPeople(n, notifyOptionsFromEnv()));
+  const notify = ports.notify ?? noticeNotifier(ports, 'judges');
   await notify(derivationNotice(report));
   return { derivationId: input.derivationId, reportKey, promoted: promoted.map(judgeRefString) };
 }
@@ -523,24 +525,42 @@ export function derivationNotice(report: DerivationReport): Notice {
     }
   }
   for (const s of report.skipped) lines.push(`skipped ${s.name}: ${s.reason}`);
+  const failed = report.judges.filter((j) => j.failed).length;
   return {
     id: `derivation:${report.derivationId}`,
-    title: `Judge derivation from ${report.checkpointId}: ${report.promoted.length} promoted`,
-    text: lines.join('\n') || 'No judge to derive.',
-    severity: 'info',
+    title: `Judge derivation from ${report.checkpointId}: ${report.promoted.length} promoted${failed ? `, ${failed} failed` : ''}`,
+    text: (lines.join('\n') || 'No judge to derive.').slice(0, 3000),
+    // A judge that failed to derive is a failure, reported once with its cause (above) and the link.
+    kind: failed ? 'failure' : 'info',
+    severity: failed ? 'warning' : 'info',
+    link: `/jobs?run=${encodeURIComponent(report.derivationId)}`,
+    source: { capability: 'judges', runKind: 'derivation', runId: report.derivationId },
     fields: { derivation: report.derivationId, judges: report.judges.length, promoted: report.promoted.map(judgeRefString).join(', ') || 'none' },
   };
 }
 
+/**
+ * A step that beats for its derivation after it ran (`lib/people/heartbeats/`): a derivation whose steps stop
+ * finishing is reported stalled after the stage's `derivation` window; the report ends the watch.
+ */
+function beating<K extends DeriveStepName>(name: K, step: DeriveSteps[K]): DeriveSteps[K] {
+  return (async (ports: DeriveStepPorts, input: DeriveStepIo[K][0]) => {
+    const out = await (step as (p: DeriveStepPorts, i: DeriveStepIo[K][0]) => Promise<DeriveStepIo[K][1]>)(ports, input);
+    const finished = name === 'report-derivation';
+    await beatQuietly(ports.records, { runKind: 'derivation', runId: input.derivationId, stage: name, ...(finished ? { finished } : {}) }, ports.now());
+    return out;
+  }) as DeriveSteps[K];
+}
+
 /** The steps by name (what the Lambda and the local workflow dispatch to). */
 export const deriveSteps: DeriveSteps = {
-  'plan-derivation': planDerivation,
-  'calibrate-prompted': calibratePrompted,
-  'collect-teacher': collectTeacher,
-  'calibrate-distilled': calibrateDistilled,
-  'decide-promotion': decidePromotion,
-  'record-judge-failure': recordJudgeFailure,
-  'report-derivation': reportDerivation,
+  'plan-derivation': beating('plan-derivation', planDerivation),
+  'calibrate-prompted': beating('calibrate-prompted', calibratePrompted),
+  'collect-teacher': beating('collect-teacher', collectTeacher),
+  'calibrate-distilled': beating('calibrate-distilled', calibrateDistilled),
+  'decide-promotion': beating('decide-promotion', decidePromotion),
+  'record-judge-failure': beating('record-judge-failure', recordJudgeFailure),
+  'report-derivation': beating('report-derivation', reportDerivation),
 };
 
 /**

@@ -12,6 +12,7 @@
  * refused back to the drafter naming the field, like any other argument) and copied onto the task on approval.
  */
 import { createHash } from 'node:crypto';
+import { raiseNotice } from '../../people/notices/raise-notice.ts';
 import { z } from 'zod';
 import { toFieldIssues } from '../../shared/field-issues.ts';
 import { TaskBehaviourSchema } from '../../harness/task/behaviour-schema.ts';
@@ -159,6 +160,17 @@ export async function draftEvalCase(ports: Pick<Ports, 'records' | 'now'>, model
     ...(repoCtx ? { repo: { kind: 'git', url: String(repoCtx.repo), commit: String(repoCtx.commit) } } : {}),
   };
   await ports.records.put(evalDraftRecord.encode(draft));
+  // A person decides whether the case joins the private suite: a decision notice with the approve button.
+  await raiseNotice(ports, {
+    dedupKey: `eval-draft:${id}`,
+    kind: 'decision',
+    severity: 'info',
+    title: `Eval draft ${id}: ${drafted.instruction.replace(/\s+/g, ' ')}`.slice(0, 150),
+    text: `Drafted by ${model.id} from ${signals.length} complaint(s) (${[...modes].join(', ') || 'unlabelled'}). Read it, then approve it into the private suite or leave it.`,
+    source: { capability: 'modes' },
+    link: `/failure-modes?draft=${encodeURIComponent(id)}`,
+    actions: [{ id: 'approve', label: 'Approve into the suite', style: 'primary', operation: { kind: 'approve-eval-draft', draftId: id } }],
+  }).catch(() => undefined); // the draft is stored: a notice that could not be raised never fails it
   return draft;
 }
 

@@ -92,7 +92,7 @@ export function makeGetTrainingCurvesHandler(ports: Ports): ApiHandler {
       const { runId } = parseInput(TrainingRunParams, event.pathParameters ?? {}, 'path');
       parseInput(TrainingCurvesQuery, event.queryStringParameters, 'query');
       await getTrainingRun(ports, runId);
-      const png = renderTrainingCurves(runId, await readTrainingCurves({ blobs: ports.blobs }, runId));
+      const png = await renderTrainingCurves(runId, await readTrainingCurves({ blobs: ports.blobs }, runId));
       return { statusCode: 200, headers: { 'content-type': 'image/png' }, body: png.toString('base64'), isBase64Encoded: true };
     } catch (err) {
       return errorResult(err);

@@ -44,8 +44,8 @@ export interface TrainStateMachineProps extends WorkflowConstructProps {
  *
  * Who hears of a failure or a stall, by channel (each carries one kind of message; none is removed):
  * - people, per run: the notice of the step or check that saw it (RecordFailure, the stall check's stall or orphan),
- *   one id per failure (`training.run.finished:<run>:failed:<resumes>`), posted by `notifyPeople` (log +
- *   `FLYWHEEL_SLACK_WEBHOOK_URL`), and the same event on the bus → `OnRunFailed`/`OnRunStalled` → the alarm topic
+ *   one id per failure (`training.run.finished:<run>:failed:<resumes>`), raised as a notice (`raiseNotice`: stored once,
+ *   logged, sent to Slack with a resume button and to the bus as `notice.raised`), and the same event on the bus → `OnRunFailed`/`OnRunStalled` → the alarm topic
  *   (e-mail subscribers, the stage's chat channel): the one path a person acts on, with the resume command.
  * - operators, in aggregate: the `ExecutionsFailed`/`ExecutionsTimedOut` alarms (a count per 5 min, OK when it
  *   clears) and each function's error alarm: the state of the machinery, not of one run; they name no run.

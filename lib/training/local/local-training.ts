@@ -20,7 +20,7 @@ import { REPOSITORY_ROOT, type LocalJobDefinition } from '../../drivers/local/jo
 import { LocalWorkflows, type LocalWorkflowsOptions } from '../../drivers/local/local-workflows.ts';
 import { openDatabase } from '../../drivers/local/sqlite-database.ts';
 import type { LocalWorkflowSpec } from '../../drivers/local/workflows/workflow-spec.ts';
-import { notifyOptionsFromEnv, notifyPeople, type Notice } from '../../people/notify.ts';
+import { noticeNotifier } from '../../people/notices/notice-notifier.ts';
 import type { JobsPort } from '../../ports/jobs.ts';
 import type { Ports } from '../../ports/ports.ts';
 import type { WorkflowsPort } from '../../ports/workflows.ts';
@@ -109,7 +109,8 @@ export interface LocalTraining {
 /** Starts the training workflow and the heartbeat watch; resumes executions a crash left running. */
 export function startLocalTraining(options: LocalTrainingOptions): LocalTraining {
   const { logger } = options;
-  const notify = options.steps?.notify ?? ((n: Notice) => notifyPeople(n, notifyOptionsFromEnv()));
+  // Notices are raised (stored, deduplicated, then Slack and the bus): `lib/people/notices/`.
+  const notify = options.steps?.notify ?? noticeNotifier(options.ports, 'training');
   const stepPorts: TrainStepPorts = {
     ...options.ports,
     jobs: options.jobs,

@@ -1,4 +1,5 @@
 import type { Notice } from '../../people/notify.ts';
+import { resolveOpenNotice } from '../../people/notices/notice-store.ts';
 import type { EventsPort } from '../../ports/events.ts';
 import type { JobDescription, JobStatus, JobsPort } from '../../ports/jobs.ts';
 import type { Ports } from '../../ports/ports.ts';
@@ -13,6 +14,12 @@ import { TrainingRunErrorNames } from './run-errors.ts';
 import { cancelRunJobs } from './run-job.ts';
 import { policyJobName, trainingExecutionName } from './run-names.ts';
 import { SAME, updateRun } from './run-store.ts';
+
+/**
+ * The dedup key of a training run's stall notice (the heartbeats' own `stall:<runKind>:<runId>`): one notice per stall,
+ * resolved when the trainer beats again or the run ends.
+ */
+export const trainingStallKey = (runId: string): string => `stall:training:${runId}`;
 
 /** The stall check Lambda's variable naming the GPU job queue (the trainer's jobs: waiting ones are not stalls). */
 export const STALL_CHECK_JOB_QUEUE_ENV = 'FLYWHEEL_TRAIN_JOB_QUEUE';
@@ -60,8 +67,13 @@ type CheckPorts = Pick<Ports, 'records' | 'blobs' | 'now'> & { events?: EventsPo
  *   for a `queued` run older than `LOST_START_MINUTES`) leaves the run stuck, so the run is `failed` here with one
  *   notice (the same id as RecordFailure's, so a run told of there is not told again).
  *
+ * Notices go through `raiseNotice` (`noticeNotifier(ports, 'training')`): a stall is a `stall` notice under
+ * `trainingStallKey` (resolved here when a fresh beat arrives), an orphan a `failure` with a resume button. The
+ * people heartbeat watch (`lib/people/heartbeats/`) leaves training runs to this check: the trainer's own
+ * heartbeat.json is the better signal, and capacity waits are not stalls.
+ *
  * @example
- * const { stalled, orphaned } = await checkStalledRuns({ ...ports, jobs, workflows }, (n) => notifyPeople(n, notifyOptionsFromEnv()));
+ * const { stalled, orphaned } = await checkStalledRuns({ ...ports, jobs, workflows }, noticeNotifier(ports, 'training'));
  */
 export async function checkStalledRuns(ports: CheckPorts, notify: (notice: Notice) => Promise<unknown>): Promise<StallCheck> {
   const runs = await runsOf(ports, 'training');
@@ -91,13 +103,20 @@ export async function checkStalledRuns(ports: CheckPorts, notify: (notice: Notic
       told = tell;
       return { ...r, ...(fresh ? { step: beat.step, ...(beatNewer ? { lastHeartbeatAt: beatAt } : {}) } : {}), ...(tell ? { stallNotifiedAt: now.toISOString() } : {}) };
     });
+    // A fresh beat after a reported stall: the stall has cleared.
+    if (!told && updated.stallNotifiedAt && updated.lastHeartbeatAt && Date.parse(updated.lastHeartbeatAt) > Date.parse(updated.stallNotifiedAt)) {
+      await resolveOpenNotice(ports.records, trainingStallKey(run.runId), { by: 'training', outcome: `Heartbeats resumed (step ${updated.step ?? '?'}).` }, ports.now());
+    }
     if (!told) continue;
     stalled.push(run.runId);
     const minutes = Math.floor(silentMs / 60_000);
     const id = `${TRAINING_RUN_STALLED}:${run.runId}:${heartbeat}`;
     await ports.events?.publish([{ type: TRAINING_RUN_STALLED, id, detail: { runId: run.runId, lastHeartbeatAt: heartbeat, ...(updated.step !== undefined ? { step: updated.step } : {}), minutes } }]);
     await notify({
-      id,
+      id: trainingStallKey(run.runId),
+      kind: 'stall',
+      link: `/training/${encodeURIComponent(run.runId)}`,
+      source: { capability: 'training', runKind: 'training', runId: run.runId },
       severity: 'warning',
       title: `Training run ${run.runId} stalled: no heartbeat for ${minutes} min`,
       text: `${beat ? `Last step ${beat.step}; last heartbeat ${heartbeat}.` : `No step yet; waiting since ${heartbeat}.`} Look at its job's logs; \`flywheel train stop ${run.runId}\` then \`flywheel train resume ${run.runId}\` continues it from its last saved state.`,
@@ -148,6 +167,10 @@ async function failOrphans(ports: CheckPorts & { workflows: WorkflowsPort }, not
       await ports.events?.publish([{ type: TRAINING_RUN_FINISHED, id, detail: { runId: run.runId, status: 'failed', error: error.error } }]);
       await notify({
         id,
+        kind: 'failure',
+        link: `/training/${encodeURIComponent(run.runId)}`,
+        source: { capability: 'training', runKind: 'training', runId: run.runId },
+        actions: [{ id: 'resume', label: 'Resume the run', style: 'primary', operation: { kind: 'resume-training-run', runId: run.runId } }],
         severity: 'alert',
         title: `Training run ${run.runId} failed: ${error.error}`,
         text: `${error.cause}.\nResume it with \`flywheel train resume ${run.runId}\` (the trainer continues from its last saved state).`,

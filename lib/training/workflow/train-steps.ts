@@ -28,7 +28,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { NotFoundError, ValidationError } from '../../errors.ts';
-import { notifyOptionsFromEnv, notifyPeople, type Notice } from '../../people/notify.ts';
+import type { Notice } from '../../people/notify.ts';
+import { noticeNotifier } from '../../people/notices/notice-notifier.ts';
+import { resolveOpenNotice } from '../../people/notices/notice-store.ts';
+import { trainingStallKey } from '../runs/check-stalled-runs.ts';
 import type { JobsPort } from '../../ports/jobs.ts';
 import type { Ports } from '../../ports/ports.ts';
 import type { WorkflowsPort } from '../../ports/workflows.ts';
@@ -93,7 +96,7 @@ export interface TrainStepPorts extends Pick<Ports, 'records' | 'blobs' | 'event
   /** Default: `buildDataset` of `lib/training/datasets/build-dataset.ts`; tests pass their own. */
   buildDataset?: BuildDataset;
   settings?: Partial<TrainStepSettings>;
-  /** Telling people; default `notifyPeople` with `FLYWHEEL_SLACK_WEBHOOK_URL`. */
+  /** Telling people; default `raiseNotice` (stored, deduplicated by the notice's id; Slack and the bus from the environment). */
   notify?: (notice: Notice) => Promise<unknown>;
 }
 
@@ -182,7 +185,7 @@ async function updateActive(ports: TrainStepPorts, runId: string, change: (run: 
 }
 
 function notifier(ports: TrainStepPorts): (notice: Notice) => Promise<unknown> {
-  return ports.notify ?? ((n: Notice) => notifyPeople(n, notifyOptionsFromEnv()));
+  return ports.notify ?? noticeNotifier(ports, 'training');
 }
 
 async function readManifest(ports: TrainStepPorts, key: string): Promise<DatasetManifest | undefined> {
@@ -393,7 +396,10 @@ async function proposeExperiment(ports: TrainStepPorts, input: RunInput): Promis
   await ports.events.publish([{ type: EXPERIMENT_PROPOSED, id: `${EXPERIMENT_PROPOSED}:${run.runId}`, detail: { ...detail } }]);
   await notifier(ports)({
     id: `${EXPERIMENT_PROPOSED}:${run.runId}`,
+    kind: 'info',
     severity: 'info',
+    link: `/training/${encodeURIComponent(run.runId)}`,
+    source: { capability: 'training', runKind: 'training', runId: run.runId },
     title: `A/B test proposed: ${run.checkpointId} against ${incumbents.join(', ') || 'the incumbent'}`,
     text: evidence.map((e) => `• ${e.suite} (${e.mode}): ${fmt(e.score)} vs ${fmt(e.incumbentScore)} (${e.incumbent ?? 'none'}), difference ${fmt(e.difference)}${e.ci ? ` [${fmt(e.ci.low)}, ${fmt(e.ci.high)}]` : ''}, n=${e.n}`).join('\n') || 'Better than the incumbent.',
     fields: { run: run.runId, checkpoint: run.checkpointId, sweep: run.sweepId, proposal: proposalId },
@@ -405,13 +411,18 @@ const fmt = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)}
 
 async function finishRun(ports: TrainStepPorts, input: RunInput): Promise<TrainStepIo['finish-run'][1]> {
   const run = await updateActive(ports, input.runId, (r) => (r.status === 'succeeded' ? SAME : { ...r, status: 'succeeded', endedAt: ports.now().toISOString() }));
+  // A stall reported earlier has cleared: the run is over.
+  await resolveOpenNotice(ports.records, trainingStallKey(run.runId), { by: 'training', outcome: 'The run succeeded.' }, ports.now());
   const better = run.comparison?.better === true;
   await ports.events.publish([
     { type: TRAINING_RUN_FINISHED, id: `${TRAINING_RUN_FINISHED}:${run.runId}:succeeded:${run.resumes ?? 0}`, detail: { runId: run.runId, status: 'succeeded', ...(run.checkpointId ? { checkpointId: run.checkpointId } : {}), better } },
   ]);
   await notifier(ports)({
     id: `${TRAINING_RUN_FINISHED}:${run.runId}:succeeded:${run.resumes ?? 0}`,
+    kind: 'info',
     severity: 'info',
+    link: `/training/${encodeURIComponent(run.runId)}`,
+    source: { capability: 'training', runKind: 'training', runId: run.runId },
     title: `Training run ${run.runId} succeeded: ${run.checkpointId ?? 'no checkpoint'}`,
     text: !run.sweepId
       ? 'Registered without a sweep.'
@@ -435,12 +446,17 @@ async function recordFailure(ports: TrainStepPorts, input: TrainStepIo['record-f
   if (ports.jobs) await cancelRunJobs(ports.jobs, run, `training run ${run.runId} failed: ${error.error}`).catch(() => undefined);
   const id = `${TRAINING_RUN_FINISHED}:${run.runId}:failed:${run.resumes ?? 0}`;
   await ports.events.publish([{ type: TRAINING_RUN_FINISHED, id, detail: { runId: run.runId, status: 'failed', error: error.error } }]);
+  await resolveOpenNotice(ports.records, trainingStallKey(run.runId), { by: 'training', outcome: `The run failed: ${error.error}.` }, ports.now());
   await notifier(ports)({
     id,
+    kind: 'failure',
     severity: 'alert',
     title: `Training run ${run.runId} failed: ${error.error}`,
     text: `${error.cause.slice(0, 1000) || 'No cause given.'}\nResume it with \`flywheel train resume ${run.runId}\` (the trainer continues from its last saved state).`,
     fields: { run: run.runId, ...(run.step !== undefined ? { step: run.step } : {}), ...(run.jobId ? { job: run.jobId } : {}) },
+    link: `/training/${encodeURIComponent(run.runId)}`,
+    source: { capability: 'training', runKind: 'training', runId: run.runId },
+    actions: [{ id: 'resume', label: 'Resume the run', style: 'primary', operation: { kind: 'resume-training-run', runId: run.runId } }],
   });
   return { runId: run.runId, status: 'failed' };
 }

@@ -19,6 +19,7 @@ export function describeJob(row: JobRow, childCounts: () => StatusCount[]): JobD
     ...(row.exit_code !== null ? { exitCode: row.exit_code } : {}),
     ...(row.started_at !== null ? { startedAt: row.started_at } : {}),
     ...(row.stopped_at !== null ? { stoppedAt: row.stopped_at } : {}),
+    ...(row.spec.environment ? { environment: row.spec.environment } : {}),
   };
   if (row.array_size !== null) {
     description.arraySize = row.array_size;

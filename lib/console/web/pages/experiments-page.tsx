@@ -1,0 +1,97 @@
+/**
+ * Experiments (`#/experiments?status=`): every A/B test with its status, arms (the control marked), the ramp step in
+ * force, when it started and what was decided.
+ *
+ * @example
+ * pages.push({ path: '/experiments', title: 'Experiments', nav: true, component: ExperimentsPage });
+ */
+import type { ExperimentView } from '../components/insights/api-views.ts';
+import { href, when } from '../components/insights/format.ts';
+import { ResourceView } from '../components/insights/resource-view.tsx';
+import { useResource } from '../components/insights/use-resource.ts';
+import type { PageProps } from '../page.ts';
+import { statusBadge } from '../components/insights/status-badge.ts';
+
+const STATUSES = ['draft', 'running', 'stopped', 'decided'] as const;
+
+/** The ramp step in force as '25% (step 2 of 4)'. */
+export function rampText(e: ExperimentView): string {
+  const step = e.definition.ramp[e.rampStep];
+  if (!step) return '—';
+  return `${step.percent}% (step ${e.rampStep + 1} of ${e.definition.ramp.length})`;
+}
+
+/** What was decided, in a line: 'ship arm b (ckpt-2) by key:ab12'. */
+export function decisionText(e: ExperimentView): string | undefined {
+  const d = e.decision;
+  if (!d) return e.stopReason ? `stopped: ${e.stopReason}` : undefined;
+  const what = d.kind === 'ship' ? `ship arm ${d.arm ?? '?'}${d.promoted ? ` (${d.promoted} is the incumbent)` : ''}` : d.kind === 'extend' ? `extend by ${d.extendDays ?? '?'} days` : d.kind;
+  return `${what} by ${d.by}, ${when(d.at)}: ${d.reason}`;
+}
+
+export function ExperimentsPage(props: PageProps) {
+  const { api, query, navigate } = props;
+  const status = query.get('status') ?? '';
+  const list = useResource(() => api.get<{ items: ExperimentView[]; cursor?: string }>('/v1/experiments', { status, limit: 100 }), [api, status]);
+  return (
+    <section class="page experiments-page">
+      <h1>Experiments</h1>
+      <label>
+        Status{' '}
+        <select value={status} aria-label="status filter" onChange={(e) => navigate(`/experiments${(e.currentTarget as HTMLSelectElement).value ? `?status=${(e.currentTarget as HTMLSelectElement).value}` : ''}`)}>
+          <option value="">every status</option>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ResourceView resource={list} what="experiments">
+        {({ items }) =>
+          items.length === 0 ? (
+            <p class="empty">No experiments{status ? ` ${status}` : ''} yet.</p>
+          ) : (
+            <table class="data-table experiments">
+              <thead>
+                <tr>
+                  <th scope="col">Experiment</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Arms</th>
+                  <th scope="col">Ramp</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Decision</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((e) => (
+                  <tr key={e.definition.id} data-experiment={e.definition.id}>
+                    <td>
+                      <a href={href(`/experiments/${encodeURIComponent(e.definition.id)}`)}>{e.definition.name}</a>
+                      <div class="muted">{e.definition.id}</div>
+                    </td>
+                    <td>
+                      <span class={`badge ${statusBadge(e.status)}`}>{e.status}</span>
+                    </td>
+                    <td>
+                      {e.definition.arms.map((a) => (
+                        <div key={a.id}>
+                          {a.id}: {a.checkpoint}
+                          {a.control ? ' (control)' : ''}
+                          {e.stoppedArms.some((s) => s.arm === a.id) ? ' — stopped' : ''}
+                        </div>
+                      ))}
+                    </td>
+                    <td>{rampText(e)}</td>
+                    <td>{when(e.startedAt)}</td>
+                    <td>{decisionText(e) ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </ResourceView>
+    </section>
+  );
+}
