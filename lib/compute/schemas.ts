@@ -138,6 +138,8 @@ export const JOBS_PAGE_MAX = 200;
 export const ListJobsQuery = z.strictObject({
   status: JobStatusSchema.optional(),
   category: ComputeCategorySchema.optional(),
+  /** Only the jobs of one run (a sweep, a training run, a derivation): what a stall notice links to. */
+  run: z.string().min(1).max(256).optional(),
   limit: z.coerce.number().int().min(1).max(JOBS_PAGE_MAX).default(50),
   cursor: z.string().min(1).max(2048).optional(),
 });

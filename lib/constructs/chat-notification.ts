@@ -53,9 +53,11 @@ export interface NoticeRuleProps {
 
 /**
  * An EventBridge rule that tells people: events matching the pattern reach the alarm topic as a `chatNotification`.
+ * What raises a notice reaches the topic through `notice.raised` (`OnNoticeRaised`, `lib/people/infra/notices.ts`):
+ * a rule of its own on the same happening would tell people twice, so a rule is for what raises none.
  *
  * @example
- * noticeRule(this, 'OnSuiteSaturated', { eventBus: bus, eventPattern: { detailType: ['suite.saturated'] }, alarmTopic, notice });
+ * noticeRule(this, 'OnSweepRefused', { eventBus: bus, eventPattern: { detailType: ['sweep.refused'] }, alarmTopic, notice });
  */
 export function noticeRule(scope: Construct, id: string, props: NoticeRuleProps): events.Rule {
   const rule = new events.Rule(scope, id, { description: props.description, ...(props.eventBus ? { eventBus: props.eventBus } : {}), eventPattern: props.eventPattern });

@@ -4,11 +4,12 @@
  * `noticeNotifier`), and the Slack incoming webhook (`FLYWHEEL_SLACK_WEBHOOK_URL`) that `deliverNotice` falls back to
  * when no bot token is set. `notifyPeople` (log line + webhook, nothing stored) is left for a caller without records.
  *
- * On AWS, `notice.raised` (warnings and alerts) reaches the alarm topic through `lib/people/infra/notices.ts`; the older
- * rules of `lib/sweeps/infra/sweep-notices.ts` still turn `suite.saturated` and an unsuccessful `sweep.finished` into a
- * shorter word there. Executions that never reach a notice (failed, timed out, stopped) raise CloudWatch alarms
- * (`lib/sweeps/infra/sweep-execution-alarms.ts`), and jobs cancelled after too long RUNNABLE are reported by
- * `lib/compute/infra/runnable-timeout-report.ts`.
+ * On AWS, `notice.raised` (warnings and alerts) reaches the alarm topic through `lib/people/infra/notices.ts`: the one
+ * path there for whatever raises a notice (a saturated suite, a sweep with failed shards, a training run failed or
+ * stalled, an arm stopped, a drift demotion). Rules of their own remain only for what raises none: `sweep.refused`
+ * (`lib/sweeps/infra/sweep-notices.ts`) and jobs cancelled after too long RUNNABLE
+ * (`lib/compute/infra/runnable-timeout-report.ts`); executions that never reach a notice (failed, timed out, stopped)
+ * raise CloudWatch alarms (`lib/sweeps/infra/sweep-execution-alarms.ts`).
  *
  * A webhook that stays down never fails the caller: the notice is logged either way and `delivered` says whether
  * Slack took it (3 tries, 5 s timeout each, backing off 0.5 s then 1 s, on network errors, 429 and 5xx).

@@ -1,4 +1,5 @@
 import { ConflictError } from '../errors.ts';
+import { resolveOpenNotice } from '../people/notices/notice-store.ts';
 import { updateSuite } from './update-suite.ts';
 import type { Ports } from '../ports/ports.ts';
 import { getSuite } from './get-suite.ts';
@@ -7,6 +8,11 @@ import { RetireSuiteInput, type Suite } from './schemas.ts';
 
 /** Published when a suite is retired (EventBridge detail-type), with a stable id per suite version. */
 export const SUITE_RETIRED = 'suite.retired';
+
+/** The dedup key of the notice that asks to retire a saturated suite version (raised by the saturation check). */
+export function saturationNoticeKey(id: string, version: number): string {
+  return `suite.saturated:${id}:v${version}`;
+}
 
 /**
  * A newer version of the suite was registered while it was being retired (409): look at it and retire that one.
@@ -51,5 +57,7 @@ export async function retireSuite(ports: Pick<Ports, 'records' | 'events' | 'now
       detail: { suite: id, version: suite.version, retiredAt: suite.retiredAt, reason: suite.retiredReason, ...(suite.retiredBy ? { by: suite.retiredBy } : {}) },
     },
   ]);
+  // However it was retired (its route, the CLI, a button), the notice asking for it has its answer.
+  await resolveOpenNotice(ports.records, saturationNoticeKey(id, suite.version), { by: suite.retiredBy ?? 'registry', outcome: `Retired: ${suite.retiredReason ?? ''}` }, ports.now());
   return { suite, changed };
 }

@@ -42,9 +42,11 @@ export const API_FUNCTION_ACCESS: Readonly<Record<string, (fn: FlywheelFunction,
     if (deps?.settings) grantSweepExecutions(fn, deps.settings);
   },
   // Failure modes: reads counts, examples and clusters; writes human labels, review resolutions and cluster snapshots.
-  // Eval drafts call the judge model (context `judgeModel`), InvokeModel granted only on a Bedrock model it names.
-  'modes/query': (fn, data) => {
+  // Eval drafts call the judge model (context `judgeModel`), InvokeModel granted only on a Bedrock model it names, and
+  // raise a decision notice (records; `notice.raised` on the bus).
+  'modes/query': (fn, data, deps) => {
     fn.readWriteRecords(data.records).readBlobs(data.blobs);
+    if (deps?.bus) fn.publishEvents(deps.bus);
     const judgeModel = fn.node.tryGetContext('judgeModel') as string | undefined;
     const embeddingModel = fn.node.tryGetContext('embeddingModel') as string | undefined;
     if (judgeModel) fn.fn.addEnvironment(JUDGE_MODEL_ENV, judgeModel);

@@ -1,6 +1,7 @@
 import type { SweepSettings } from '../config/stages.ts';
 import { raiseNotice, type NoticeDeliveryOptions } from '../people/notices/raise-notice.ts';
 import { getSuite } from '../registry/get-suite.ts';
+import { saturationNoticeKey } from '../registry/retire-suite.ts';
 import { updateSuite } from '../registry/update-suite.ts';
 import { suiteBestPointRecord } from '../registry/record-codecs.ts';
 import type { Suite } from '../registry/schemas.ts';
@@ -68,7 +69,7 @@ export async function checkSaturation(ports: SweepStepPorts, input: SweepIdInput
       await raiseNotice(
         ports,
         {
-          dedupKey: `${SUITE_SATURATED}:${ref.id}:v${ref.version}`,
+          dedupKey: saturationNoticeKey(ref.id, ref.version),
           kind: 'decision',
           severity: 'alert',
           title: `Suite ${ref.id} v${ref.version} is saturated: best strict score ${pct(point.score)} ≥ ${pct(threshold)}`,

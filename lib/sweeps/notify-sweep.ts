@@ -48,7 +48,7 @@ export async function notifySweep(ports: SweepStepPorts, input: NotifyInput, not
       title: `Sweep ${sweep.sweepId} ${status}: ${succeeded}/${input.shards.length} shards`,
       text: (lines.join('\n') || 'No results.').slice(0, 3000),
       source: { capability: 'sweeps', runKind: 'sweep', runId: sweep.sweepId },
-      link: `/sweeps/${encodeURIComponent(sweep.sweepId)}`,
+      link: `/attempts?sweep=${encodeURIComponent(sweep.sweepId)}`,
       fields: { checkpoints: sweep.checkpoints.length, suites: sweep.suites.length, modes: sweep.modes.join(', '), regressions: input.comparison.regressions, improvements: input.comparison.improvements },
     },
     notify,

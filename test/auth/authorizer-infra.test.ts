@@ -15,7 +15,7 @@ afterAll(() => {
 });
 
 describe('the API key authorizer (dev stage)', () => {
-  it('guards every method of the route table with a cached REQUEST authorizer on x-api-key', () => {
+  it('guards every method of the route table but the open ones with a cached REQUEST authorizer on x-api-key', () => {
     const api = get().api;
     const authorizers = Object.entries(resourcesOfType(api, 'AWS::ApiGateway::Authorizer'));
     expect(authorizers).toHaveLength(1);
@@ -23,8 +23,13 @@ describe('the API key authorizer (dev stage)', () => {
     expect(authorizer.Properties).toMatchObject({ Type: 'REQUEST', IdentitySource: 'method.request.header.x-api-key', AuthorizerResultTtlInSeconds: 300 });
     const methods = Object.values(resourcesOfType(api, 'AWS::ApiGateway::Method'));
     expect(methods).toHaveLength(routes.length);
+    // The open routes (the console's files, Slack's signed requests) are the only methods without the authorizer.
+    const open = routes.filter((r) => !r.apiKeyRequired).map((r) => r.operationId).sort();
+    expect(open).toEqual(['getConsole', 'getConsoleAsset', 'postSlackCommand', 'postSlackInteraction']);
     for (const m of methods) {
-      expect(m.Properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId }, ApiKeyRequired: true });
+      const props = m.Properties as { OperationName: string };
+      if (open.includes(props.OperationName)) expect(m.Properties).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
+      else expect(m.Properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId }, ApiKeyRequired: true });
     }
   });
 

@@ -144,6 +144,8 @@ describe('compute usage from job state changes', () => {
     expect(jobs.json.jobs.find((j: any) => j.jobId === 'j-train').costUsd).toBeCloseTo(1.9552, 12);
     const failed = await h.request('GET', '/v1/jobs', { query: { status: 'FAILED' } });
     expect(failed.json.jobs.map((j: any) => j.jobId)).toEqual(['j-grade']);
+    const ofRun = await h.request('GET', '/v1/jobs', { query: { run: 'run-7' } });
+    expect(ofRun.json.jobs.map((j: any) => j.jobId)).toEqual(['j-train']);
   });
 
   it('ignores duplicates and ends right when events arrive out of order', async () => {

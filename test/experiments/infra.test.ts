@@ -1,9 +1,10 @@
 /**
  * Experiments on AWS, from the synthesized app: the schedule function on an EventBridge Scheduler schedule (the
  * stage's expression), `experiment.proposed` and `failure-modes.labelled` each behind a rule → SQS (+DLQ, alarms) →
- * their consumer, the arm-stopped notice rule to the alarm topic, the API functions `experiments/api` and
- * `experiments/assign` with their grants (Athena workgroup, lift charts, no archive writes; assign reads only), the
- * registry API serving the incumbent, and cdk-nag with nothing unacknowledged.
+ * their consumer, no rule of its own for a stopped arm (its alert notice reaches the alarm topic through
+ * `notice.raised`), the API functions `experiments/api` and `experiments/assign` with their grants (Athena workgroup,
+ * lift charts, no archive writes; assign reads only), the registry API serving the incumbent, and cdk-nag with nothing
+ * unacknowledged.
  */
 import { rmSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
@@ -60,7 +61,8 @@ describe('experiments infrastructure', () => {
     const mappings = Object.values(pipeline.findResources('AWS::Lambda::EventSourceMapping')).map((m) => JSON.stringify(m));
     expect(mappings.filter((m) => m.includes('ExperimentsProposals') || m.includes('ExperimentsFailureModeMetrics'))).toHaveLength(2);
     for (const m of mappings) expect(m).toContain('ReportBatchItemFailures');
-    // The failure-mode rows go to raw/metrics/ and nowhere else; the proposals consumer writes records only.
+    // The failure-mode rows go to raw/metrics/ and nowhere else; the proposals consumer writes records (and publishes its
+    // notice), no blobs.
     const fm = policiesOf(pipeline, 'ExperimentsFailureModeMetrics');
     expect(fm).toContain('raw/metrics/*');
     expect(fm).not.toContain('s3:DeleteObject');
@@ -71,8 +73,10 @@ describe('experiments infrastructure', () => {
     expect(alarms).toContain('Failure-mode metrics');
   });
 
-  it('tells the alarm topic when an arm is stopped', () => {
-    pipeline.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['flywheel'], 'detail-type': ['experiment.arm-stopped'] } });
+  it('tells people of a stopped arm once: by its alert notice (notice.raised), with no experiment.arm-stopped rule to the alarm topic', () => {
+    const rules = Object.values(pipeline.findResources('AWS::Events::Rule')) as Array<{ Properties: { EventPattern: unknown } }>;
+    expect(rules.filter((r) => JSON.stringify(r.Properties.EventPattern).includes('experiment.arm-stopped'))).toEqual([]);
+    pipeline.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['flywheel'], 'detail-type': ['notice.raised'], detail: { severity: ['warning', 'alert'] } } });
   });
 
   it('grants the experiments API Athena and lift charts, the assignment function reads only, and the registry serves the incumbent', () => {

@@ -2,7 +2,8 @@
  * The Workflows stack: the sweep state machine rendered by the definition factory (CustomState JSON for Batch with the
  * evaluation share), one house function per step, the role's grants (.sync on Batch, Distributed Map children), the
  * per-stage schedule and the `checkpoint.registered` rule, both starting sweeps through one function; the alarms on
- * executions that end badly and the rules that route `suite.saturated` / unsuccessful `sweep.finished` to people.
+ * executions that end badly and the rule that routes `sweep.refused` to people (a saturated suite and an unsuccessful
+ * sweep raise notices, which reach the alarm topic through `notice.raised`).
  */
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -104,28 +105,18 @@ describe.each(stageNames)('workflows stack (%s)', (name) => {
     }
   });
 
-  it('suite.saturated and an unsuccessful sweep.finished on the Flywheel bus go to the alarm topic as short notices', () => {
+  it('sweep.refused alone has a rule of its own to the alarm topic; a saturated suite and an unsuccessful sweep are told by their notices', () => {
     const rules = Object.values(resourcesOfType(workflows(), 'AWS::Events::Rule'));
-    const saturated = rules.find((r) => JSON.stringify(r.Properties.EventPattern).includes('suite.saturated'))!;
-    const finished = rules.find((r) => JSON.stringify(r.Properties.EventPattern).includes('sweep.finished'))!;
-    expect(saturated.Properties.EventPattern).toEqual({ source: ['flywheel'], 'detail-type': ['suite.saturated'] });
-    expect(finished.Properties.EventPattern).toEqual({ source: ['flywheel'], 'detail-type': ['sweep.finished'], detail: { status: [{ 'anything-but': ['succeeded'] }] } });
-    for (const rule of [saturated, finished]) {
-      expect(JSON.stringify(rule.Properties.EventBusName)).toContain('Bus');
-      expect(rule.Properties.Targets).toHaveLength(1);
-      expect(JSON.stringify(rule.Properties.Targets[0].Arn)).toContain('AlarmTopic');
-    }
-    const notice = (rule: (typeof rules)[number]) => JSON.parse(rule.Properties.Targets[0].InputTransformer.InputTemplate) as { version: string; source: string; content: { title: string; description: string; nextSteps: string[] } };
-    const s = notice(saturated);
-    expect(s).toMatchObject({ version: '1.0', source: 'custom' });
-    expect(s.content.title).toBe('Suite <detail-suite> v<detail-version> is saturated');
-    expect(s.content.description).toContain('<detail-score>');
-    expect(s.content.description).toContain('threshold <detail-threshold>');
-    expect(s.content.nextSteps.join(' ')).toMatch(/Retire.*forge harder tasks/);
-    expect(saturated.Properties.Targets[0].InputTransformer.InputPathsMap).toMatchObject({ 'detail-suite': '$.detail.suite', 'detail-score': '$.detail.score', 'detail-threshold': '$.detail.threshold' });
-    const f = notice(finished);
-    expect(f.content.title).toBe('Sweep <detail-sweepId> <detail-status>: <detail-failedShards> shard(s) failed');
-    expect(finished.Properties.Targets[0].InputTransformer.InputPathsMap).toMatchObject({ 'detail-sweepId': '$.detail.sweepId', 'detail-status': '$.detail.status', 'detail-failedShards': '$.detail.failedShards' });
+    const toTopic = rules.filter((r) => JSON.stringify(r.Properties.Targets).includes('AlarmTopic'));
+    expect(toTopic.map((r) => r.Properties.EventPattern)).toEqual([{ source: ['flywheel'], 'detail-type': ['sweep.refused'] }]);
+    const [refused] = toTopic;
+    expect(JSON.stringify(refused!.Properties.EventBusName)).toContain('Bus');
+    expect(refused!.Properties.Targets).toHaveLength(1);
+    const notice = JSON.parse(refused!.Properties.Targets[0].InputTransformer.InputTemplate) as { version: string; source: string; content: { title: string; nextSteps: string[] } };
+    expect(notice).toMatchObject({ version: '1.0', source: 'custom' });
+    expect(notice.content.title).toBe('Sweep <detail-sweepId> did not start');
+    // checkSaturation and notifySweep raise notices (notice.raised → OnNoticeRaised → the topic): no second rule.
+    for (const type of ['suite.saturated', 'sweep.finished']) expect(rules.filter((r) => JSON.stringify(r.Properties.EventPattern).includes(type)), type).toEqual([]);
   });
 
   it('the role: SubmitJob on the one queue, the rollout definition and its clones per image, what .sync needs, its own Distributed Map children', () => {

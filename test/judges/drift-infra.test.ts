@@ -1,7 +1,8 @@
 /**
  * The drift watch's infrastructure: the rule on the bus (judge.verdict) → SQS with a dead-letter queue → the
- * judges/drift-watch function with partial batch failures, its queue alarms, the notice of a drift demotion to the
- * alarm topic, the judges/api function's access for calibration, and cdk-nag with nothing unacknowledged.
+ * judges/drift-watch function with partial batch failures, its queue alarms, no rule of its own for a drift demotion
+ * (its alert notice reaches the alarm topic through `notice.raised`), the judges/api function's access for calibration,
+ * and cdk-nag with nothing unacknowledged.
  */
 import { rmSync } from 'node:fs';
 import type { App } from 'aws-cdk-lib';
@@ -42,11 +43,10 @@ describe('drift watch infrastructure', () => {
     expect(drift.filter((a) => a.includes('ApproximateNumberOfMessagesVisible'))).toHaveLength(1);
   });
 
-  it('tells people on the alarm topic when the drift watch demotes a judge', () => {
-    pipeline.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['flywheel'], 'detail-type': ['judge.demoted'], detail: { by: ['drift-watch'] } },
-      Targets: Match.arrayWith([Match.objectLike({ InputTransformer: Match.anyValue() })]),
-    });
+  it('tells people of a drift demotion once: by its alert notice (notice.raised), with no judge.demoted rule to the alarm topic', () => {
+    const rules = Object.values(pipeline.findResources('AWS::Events::Rule')) as Array<{ Properties: { EventPattern: unknown } }>;
+    expect(rules.filter((r) => JSON.stringify(r.Properties.EventPattern).includes('judge.demoted'))).toEqual([]);
+    pipeline.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['flywheel'], 'detail-type': ['notice.raised'], detail: { severity: ['warning', 'alert'] } } });
   });
 
   it('serves the annotation routes from judges/api, which may read blobs and call exactly the judge model', () => {

@@ -4,8 +4,9 @@
  * retire button), and the sweep's heartbeats (its watch started by the plan, ended by the notify step).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { listNotices } from '../../lib/people/notices/notice-store.ts';
+import { getNotice, listNotices } from '../../lib/people/notices/notice-store.ts';
 import { heartbeatKeys } from '../../lib/people/notices/record-keys.ts';
+import { retireSuite } from '../../lib/registry/retire-suite.ts';
 import { sweepStepHandlers } from '../../lib/sweeps/sweep-step-handlers.ts';
 import { driveSweep } from '../sweeps/support/drive-sweep.ts';
 import { rateScript } from '../sweeps/support/scripted-rollout.ts';
@@ -41,7 +42,7 @@ describe('failures once, with cause and link', () => {
       dedupKey: 'sweep.finished:p1:1-1',
       severity: 'warning',
       title: 'Sweep p1 partial: 1/2 shards',
-      link: '/sweeps/p1',
+      link: '/attempts?sweep=p1',
       source: { capability: 'sweeps', runKind: 'sweep', runId: 'p1' },
       occurrences: 2,
       delivery: { slack: 'sent', topic: 'sent' },
@@ -70,5 +71,10 @@ describe('failures once, with cause and link', () => {
       actions: [{ id: 'retire', style: 'danger', operation: { kind: 'retire-suite', suiteId: 'suite-0' } }],
     });
     expect(notices[0]!.text).toContain('Proposed: retire it');
+
+    // Retired by its own route (not the button): the notice that asked has its answer.
+    await retireSuite(fx.ports, 'suite-0', { reason: 'saturated', by: 'evals' });
+    const answered = await getNotice(fx.ports.records, notices[0]!.noticeId);
+    expect(answered).toMatchObject({ status: 'resolved', resolution: { by: 'evals', outcome: 'Retired: saturated' } });
   });
 });

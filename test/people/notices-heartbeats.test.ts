@@ -43,7 +43,7 @@ describe('heartbeats and stalls', () => {
       dedupKey: 'stall:sweep:sw-1',
       status: 'open',
       occurrences: 1,
-      link: '/sweeps/sw-1',
+      link: '/attempts?sweep=sw-1',
       source: { runKind: 'sweep', runId: 'sw-1' },
       fields: { stage: 'aggregate-shard', progress: '1/4' },
     });

@@ -21,7 +21,8 @@ export const TIME_LIMIT_CANCEL_PREFIX = 'Canceled by JobStateTimeLimit action du
  * Tells people when a job queue's time-limit action cancelled a job stuck RUNNABLE: an EventBridge rule on Batch's
  * job state changes (default bus) for FAILED jobs of these queues whose status reason is the cancel text of one of the
  * queues' time-limit reasons (`TIME_LIMIT_CANCEL_PREFIX` + `CAPACITY:…`/`MISCONFIGURATION:…`), delivered to the alarm
- * topic naming the job, its queue and Batch's reason text.
+ * topic naming the job, its queue and Batch's reason text. Nothing raises a notice for such a job (compute accounting
+ * records its usage only), so this rule is how people hear of it.
  */
 export class RunnableTimeoutReport extends Construct {
   readonly rule: events.Rule;

@@ -1,5 +1,5 @@
 /**
- * Jobs as compute accounting saw them, newest first, optionally of one status and category: name, category, run,
+ * Jobs as compute accounting saw them, newest first, optionally of one status, category and run: name, category, run,
  * status, times, GPUs and vCPUs, and the cost once ended.
  *
  * @example
@@ -24,6 +24,7 @@ export async function listJobs(records: RecordsPort, query: Partial<ListJobsQuer
       const job = jobUsageRecord.decode(item);
       if (query.status && job.status !== query.status) continue;
       if (query.category && job.category !== query.category) continue;
+      if (query.run && job.runId !== query.run) continue;
       jobs.push(jobView(job));
     }
     cursor = answer.cursor;

@@ -3,8 +3,9 @@
  * grants with `grantExperimentsApi` / `grantAssignments`):
  * - the schedule: EventBridge Scheduler (the stage's `experiments.schedule`) → `experiments/schedule`, which analyses
  *   every tenant's running experiments on Athena and acts (stops an arm on a guardrail breach or SRM, widens a ramp,
- *   stops an experiment past its duration), telling people by the notice webhook; an arm stopped is also a rule on the
- *   bus → the alarm topic (e-mail and the stage's chat channel);
+ *   stops an experiment past its duration), telling people by raising notices (an arm stopped is an alert, which
+ *   reaches the alarm topic through `notice.raised`, `lib/people/infra/notices.ts`; no rule of its own sends
+ *   `experiment.arm-stopped` there too);
  * - `experiment.proposed` (a training run's checkpoint beat the incumbent) → SQS (+DLQ, alarms) →
  *   `experiments/proposals`, which drafts the experiment a person approves;
  * - `failure-modes.labelled` → SQS (+DLQ, alarms) → `experiments/failure-mode-metrics`, which archives
@@ -25,7 +26,6 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { noticeRule } from '../../constructs/chat-notification.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { QueueAlarms } from '../../constructs/queue-alarms.ts';
@@ -34,7 +34,6 @@ import type { RecordsTable } from '../../constructs/records-table.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { EXPERIMENT_PROPOSED } from '../../training/runs/events.ts';
 import { FAILURE_MODE_METRIC_EVENT_TYPES } from '../consumers/failure-mode-metrics.ts';
-import { EXPERIMENT_ARM_STOPPED } from '../decisions/experiment-notices.ts';
 import { archiveKeys } from '../record-keys.ts';
 import type { ArchiveTables } from './archive-tables.ts';
 
@@ -94,7 +93,6 @@ export class ExperimentsPipeline extends Construct {
   readonly scheduleFunction: FlywheelFunction;
   readonly proposals: EventConsumer;
   readonly failureModeMetrics: EventConsumer;
-  readonly onArmStopped: events.Rule;
 
   constructor(scope: Construct, id: string, props: ExperimentsPipelineProps) {
     super(scope, id);
@@ -141,8 +139,9 @@ export class ExperimentsPipeline extends Construct {
       purpose: 'Experiment proposals (experiment.proposed queue)',
       hint: 'experiment.proposed events the proposals consumer failed on; read them in the SQS console, fix the cause (a checkpoint not in the registry?), then redrive them (SQS StartMessageMoveTask)',
     });
-    // Drafts the experiment and its change (records); marks its notice sent.
-    this.proposals.consumer.readWriteRecords(props.records);
+    // Drafts the experiment and its change (records); raises its decision notice (records; `notice.raised` on the bus)
+    // and marks it sent.
+    this.proposals.consumer.readWriteRecords(props.records).publishEvents(props.bus);
 
     this.failureModeMetrics = this.consumer('FailureModeMetrics', props, {
       lambda: 'experiments/failure-mode-metrics',
@@ -157,21 +156,6 @@ export class ExperimentsPipeline extends Construct {
       read: [],
       write: [`${archiveKeys.metricsRoot}*`],
       reason: 'Derived failure-mode rows are archived under raw/metrics/tenant=<t>/dt=<day>/ (keys chosen at run time); nothing else of the bucket.',
-    });
-
-    const field = (path: string) => events.EventField.fromPath(path);
-    const experiment = field('$.detail.experimentId');
-    this.onArmStopped = noticeRule(this, 'OnArmStopped', {
-      description: 'The experiments schedule stopped an arm (guardrail breach or sample-ratio mismatch)',
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [EXPERIMENT_ARM_STOPPED] },
-      alarmTopic: props.alarmTopic,
-      notice: {
-        title: `Experiment ${experiment}: arm ${field('$.detail.arm')} stopped (${field('$.detail.reason')})`,
-        description: `The schedule stopped arm ${field('$.detail.arm')} of experiment ${experiment} on analysis ${field('$.detail.analysisId')}: its units get the control from now on.`,
-        nextSteps: [`See the numbers: flywheel experiment status ${experiment}`, `Decide: flywheel experiment decide ${experiment} --kind rollback --reason "…" (or extend --extend-days N)`],
-        threadId: `experiment-${experiment}`,
-      },
     });
   }
 

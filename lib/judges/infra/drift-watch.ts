@@ -7,14 +7,12 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
-import { noticeRule } from '../../constructs/chat-notification.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { DRIFT_EVENT_TYPES, DRIFT_SAMPLE_FRACTION_ENV } from '../drift/consumers/watch-verdicts-consumer.ts';
-import { JUDGE_DEMOTED } from '../events.ts';
 
 export interface DriftWatchProps {
   settings: StageSettings;
@@ -34,16 +32,16 @@ const DRIFT_WATCH_TIMEOUT_SECONDS = 30;
  * The drift watch on AWS: a rule on the Flywheel bus sends every `judge.verdict` to an SQS queue (with a dead-letter
  * queue, `addQueueWithDeadLetter`) that feeds the `judges/drift-watch` function (partial batch failures), which queues
  * every judge–user disagreement and a sample of the verdicts for people to label. Alarms (`QueueAlarms`): the age of
- * the oldest message in either queue and the dead-letter depth. A demotion by the drift watch (`judge.demoted` with
- * `by: drift-watch`, published by the registry when the rolling kappa drops) goes to the alarm topic, so people hear
- * of it on e-mail and the stage's Slack channel.
+ * the oldest message in either queue and the dead-letter depth. A demotion by the drift watch (the rolling kappa
+ * dropped: `judge.demoted` with `by: drift-watch`) raises an alert notice (`checkDrift`), which reaches the alarm topic
+ * through `notice.raised` (`lib/people/infra/notices.ts`), so people hear of it once on e-mail and the stage's Slack
+ * channel; no rule here sends `judge.demoted` there as well.
  */
 export class DriftWatch extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly consumer: FlywheelFunction;
   readonly rule: events.Rule;
-  readonly onDemoted: events.Rule;
   readonly alarms: QueueAlarms;
 
   constructor(scope: Construct, id: string, props: DriftWatchProps) {
@@ -85,20 +83,6 @@ export class DriftWatch extends Construct {
       deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
       deadLetterHint:
         'judge.verdict events the drift watch failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the drift-watch queue (SQS StartMessageMoveTask)',
-    });
-    const field = (path: string) => events.EventField.fromPath(path);
-    const judge = `${field('$.detail.judge.name')}@${field('$.detail.judge.version')}`;
-    this.onDemoted = noticeRule(this, 'OnDriftDemotion', {
-      description: "The drift watch demoted a judge: its agreement with people's labels dropped",
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [JUDGE_DEMOTED], detail: { by: ['drift-watch'] } },
-      alarmTopic: props.alarmTopic,
-      notice: {
-        title: `Judge ${judge} demoted by the drift watch`,
-        description: `Kappa between judge ${judge} and people on the rolling window of labelled production verdicts fell below its calibration. Its bare name resolves to nothing until a version is promoted.`,
-        nextSteps: [`See why: flywheel judges show ${field('$.detail.judge.name')}`, 'Label more of its gold set, recalibrate, and promote a version that passes the acceptance rule'],
-        threadId: `judge-${field('$.detail.judge.name')}`,
-      },
     });
   }
 }

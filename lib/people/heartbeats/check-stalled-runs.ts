@@ -20,9 +20,9 @@ export interface StalledRunsCheck {
 export function runLinkOf(runKind: string, runId: string): string {
   const id = encodeURIComponent(runId);
   if (runKind === 'training') return `/training/${id}`;
-  if (runKind === 'sweep') return `/sweeps/${id}`;
+  if (runKind === 'sweep') return `/attempts?sweep=${id}`;
   if (runKind === 'derivation') return `/jobs?run=${id}`;
-  return `/jobs/${id}`;
+  return `/jobs?run=${id}`;
 }
 
 function windowOf(runKind: string, settings: Pick<NoticeSettings, 'stallWindowsMinutes'>): number {

@@ -2,7 +2,8 @@
  * The notices on AWS:
  * - the alarm topic: every `notice.raised` a warning or an alert (published by `deliverNotice` when a notice is first
  *   delivered) goes to the existing alarm topic (e-mail, and the stage's Slack channel through AWS Chatbot), with its
- *   title, text and the console link; `info` notices stay in Slack and the notices history;
+ *   title, text and the console link; `info` notices stay in Slack and the notices history. It is the one path there
+ *   for whatever raises a notice: no capability keeps a rule of its own on the same happening (that told people twice);
  * - the schedule: EventBridge Scheduler every 5 minutes → `people/notices-schedule`, which reports every tenant's
  *   watched runs silent past their stage window (`notices.stallWindowsMinutes`) and delivers the notices that waited
  *   out quiet hours (`notices.quietHours`).

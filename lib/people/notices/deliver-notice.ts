@@ -2,7 +2,7 @@
  * Where a notice goes once it is stored: one JSON log line always; Slack through the bot (`chat.postMessage` to
  * `FLYWHEEL_SLACK_CHANNEL`, the message remembered so an answer updates it in place) when a bot token is set, else
  * the incoming webhook (`FLYWHEEL_SLACK_WEBHOOK_URL`); and `notice.raised` on the Flywheel bus, which a rule sends to
- * the alarm topic on AWS (`lib/people/infra/notice-alarm-rule.ts`). A Slack that is down never fails the raiser:
+ * the alarm topic on AWS (`OnNoticeRaised`, `lib/people/infra/notices.ts`). A Slack that is down never fails the raiser:
  * `delivery.slack` says `failed`.
  */
 import { getStageSettings, type NoticeSettings } from '../../config/stages.ts';

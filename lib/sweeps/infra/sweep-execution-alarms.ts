@@ -21,8 +21,8 @@ const OUTCOMES = {
  * Alarms on the sweep state machine's executions that end without reaching the `notify` step, so that no
  * `sweep.finished` is published and no notice goes out: ExecutionsFailed, ExecutionsTimedOut and ExecutionsAborted,
  * each at 1 or more in 5 minutes, to the alarm topic (and back to OK), like the functions' error alarms
- * (`alarmOnExecutions`). A sweep that reaches `notify` with failed shards is told by `SweepNotices` instead; its
- * execution succeeds.
+ * (`alarmOnExecutions`). A sweep that reaches `notify` with failed shards is told by its notice instead (a warning or
+ * an alert, which reaches the alarm topic through `notice.raised`); its execution succeeds.
  */
 export class SweepExecutionAlarms extends Construct {
   readonly alarms: Record<keyof typeof OUTCOMES, Alarm>;

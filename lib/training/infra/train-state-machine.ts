@@ -1,21 +1,17 @@
 import { Arn, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ecr from 'aws-cdk-lib/aws-ecr';
-import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { noticeRule } from '../../constructs/chat-notification.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
 import { addFlywheelStateMachine, alarmOnExecutions, type WorkflowConstructProps } from '../../constructs/flywheel-state-machine.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { stateMachineEnvName } from '../../drivers/aws/step-functions-workflows.ts';
-import { EVENT_SOURCE } from '../../ports/events.ts';
 import { STALL_CHECK_JOB_QUEUE_ENV } from '../runs/check-stalled-runs.ts';
-import { TRAINING_RUN_FINISHED, TRAINING_RUN_STALLED } from '../runs/events.ts';
 import { TRAIN_STEP_TIMEOUT_SECONDS, TRAIN_WORKFLOW, trainDefinition } from '../workflow/train.asl.ts';
 import { synthCodeVersion } from './code-version.ts';
 import { trainStateMachineName } from './grant-training-executions.ts';
@@ -42,11 +38,13 @@ export interface TrainStateMachineProps extends WorkflowConstructProps {
  * a multi-node parallel one), the stall check every few minutes (`functions/training/stall-check.ts`: people are told
  * when a run's heartbeat, its metrics file, goes quiet), and alarms on executions that fail or time out.
  *
- * Who hears of a failure or a stall, by channel (each carries one kind of message; none is removed):
+ * Who hears of a failure or a stall, by channel (each carries one kind of message):
  * - people, per run: the notice of the step or check that saw it (RecordFailure, the stall check's stall or orphan),
  *   one id per failure (`training.run.finished:<run>:failed:<resumes>`), raised as a notice (`raiseNotice`: stored once,
- *   logged, sent to Slack with a resume button and to the bus as `notice.raised`), and the same event on the bus → `OnRunFailed`/`OnRunStalled` → the alarm topic
- *   (e-mail subscribers, the stage's chat channel): the one path a person acts on, with the resume command.
+ *   logged, sent to Slack with a resume button and to the bus as `notice.raised`, which `OnNoticeRaised` of
+ *   `lib/people/infra/notices.ts` sends to the alarm topic: e-mail subscribers, the stage's chat channel): the one path a
+ *   person acts on, with the resume command. `training.run.stalled` and `training.run.finished` are still published on
+ *   the bus; no rule sends them to the topic as well (that told people twice).
  * - operators, in aggregate: the `ExecutionsFailed`/`ExecutionsTimedOut` alarms (a count per 5 min, OK when it
  *   clears) and each function's error alarm: the state of the machinery, not of one run; they name no run.
  * A run stopped by a person (`POST /v1/training-runs/{runId}/stop`) ends its execution as aborted: no alarm, since a
@@ -61,8 +59,6 @@ export class TrainStateMachine extends Construct {
   readonly schedule: scheduler.Schedule;
   /** On executions that fail or time out; not on aborted ones, which a person stopped. */
   readonly alarms: Record<'Failed' | 'TimedOut', Alarm>;
-  readonly onStalled: events.Rule;
-  readonly onFailed: events.Rule;
 
   constructor(scope: Construct, id: string, props: TrainStateMachineProps) {
     super(scope, id);
@@ -165,33 +161,6 @@ export class TrainStateMachine extends Construct {
     Validations.of(schedulerRole.node.findChild('DefaultPolicy')).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceLabel(stack, this.stallCheck.fn.functionArn)}:*]`,
       reason: 'The Scheduler target grants invoke on the stall-check function and its versions (the construct adds <arn>:*); it is this one function.',
-    });
-
-    const field = (path: string) => events.EventField.fromPath(path);
-    const runId = field('$.detail.runId');
-    this.onStalled = noticeRule(this, 'OnRunStalled', {
-      description: "A training run's heartbeat stopped: tell people",
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [TRAINING_RUN_STALLED] },
-      alarmTopic: props.alarmTopic,
-      notice: {
-        title: `Training run ${runId} stalled`,
-        description: `No metrics from training run ${runId} for ${field('$.detail.minutes')} minutes (last heartbeat ${field('$.detail.lastHeartbeatAt')}).`,
-        nextSteps: [`Look at it: flywheel train status ${runId}`, `Stop it (flywheel train stop ${runId}) and resume it from its last saved state (flywheel train resume ${runId})`],
-        threadId: `training-${runId}`,
-      },
-    });
-    this.onFailed = noticeRule(this, 'OnRunFailed', {
-      description: 'A training run failed: tell people',
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [TRAINING_RUN_FINISHED], detail: { status: ['failed'] } },
-      alarmTopic: props.alarmTopic,
-      notice: {
-        title: `Training run ${runId} failed`,
-        description: `Training run ${runId} failed: ${field('$.detail.error')}.`,
-        nextSteps: [`See why: flywheel train status ${runId}`, `Fix the cause, then continue from its last saved state: flywheel train resume ${runId}`],
-        threadId: `training-${runId}`,
-      },
     });
 
     const describe = (what: string) =>

@@ -22,7 +22,9 @@ export async function storeSignals(ports: LocalPorts, n: number, prefix = 's'): 
   for (let i = 0; i < n; i++) {
     for (const truth of ['yes', 'no'] as const) {
       const tag = `${prefix}-${truth}-${i}`;
-      const id = await storeFeedback(ports, { comment: `[${tag}] ${truth === 'yes' ? SCOPE_TEXT : PRAISE_TEXT}`, rating: truth === 'yes' ? 'down' : 'up' });
+      // A fixed id per tag: the two-person slice is a hash of the subject, so the same items land in it on every run
+      // (with the process id in the id, some runs drew a slice of one class only, and no human ceiling).
+      const id = await storeFeedback(ports, { eventId: `sig-${tag}`, comment: `[${tag}] ${truth === 'yes' ? SCOPE_TEXT : PRAISE_TEXT}`, rating: truth === 'yes' ? 'down' : 'up' });
       out.push({ key: `feedback:${id}`, tag, truth });
     }
   }

@@ -39,10 +39,12 @@ export function ranFor(job: Pick<Job, 'startedAt' | 'stoppedAt'>, now = Date.now
 
 export function JobsPage(props: PageProps) {
   const [filters, setFilters] = useState({ status: props.query.get('status') ?? '', category: props.query.get('category') ?? '' });
+  // A stall notice links to `/jobs?run=<id>`: that run's jobs.
+  const run = props.query.get('run') ?? undefined;
   const pager = useCursorPager([filters]);
   const page = useLoad(
-    () => props.api.get<{ jobs: Job[]; nextCursor?: string }>('/v1/jobs', { status: filters.status || undefined, category: filters.category || undefined, limit: 50, cursor: pager.cursor }),
-    [filters, pager.cursor],
+    () => props.api.get<{ jobs: Job[]; nextCursor?: string }>('/v1/jobs', { status: filters.status || undefined, category: filters.category || undefined, run, limit: 50, cursor: pager.cursor }),
+    [filters, run, pager.cursor],
   );
   const select = (name: keyof typeof filters, values: string[]) => (
     <label>
