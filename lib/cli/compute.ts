@@ -8,33 +8,10 @@
  * npx flywheel compute budget set --category training --usd 500
  */
 import type { Command } from 'commander';
+import type { BudgetStatus, ComputeUsageAnswer, UsageRow } from '../compute/schemas.ts';
+import { formatUsd as usd } from '../shared/format-usd.ts';
 import { table } from './table.ts';
 import { callForCli, fieldFlags, targetOptions, type JsonFlags } from './target.ts';
-
-interface UsageRow {
-  category: string;
-  runId?: string;
-  day?: string;
-  gpuHours: number;
-  cpuHours: number;
-  costUsd: number;
-  jobs: number;
-}
-interface BudgetStatus {
-  scope: 'category' | 'run';
-  key: string;
-  limitUsd: number;
-  spentUsd: number;
-  crossed: boolean;
-  period?: string;
-}
-interface UsageAnswer {
-  from: string;
-  to: string;
-  groupBy: 'category' | 'run' | 'day';
-  rows: UsageRow[];
-  budgets: BudgetStatus[];
-}
 
 interface UsageFlags extends JsonFlags {
   by?: string;
@@ -49,8 +26,6 @@ interface BudgetSetFlags extends JsonFlags {
 
 /** Hours with two decimals, thousands grouped. */
 const hours = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-/** Dollars with cents. */
-const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
 /**
  * The usage answer as a person reads it: one row per group, a total row, then the budgets.
@@ -58,7 +33,7 @@ const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits
  * @example
  * process.stdout.write(formatUsage(answer));
  */
-export function formatUsage(answer: UsageAnswer): string {
+export function formatUsage(answer: ComputeUsageAnswer): string {
   const extra = answer.groupBy === 'run' ? ['run'] : answer.groupBy === 'day' ? ['day'] : [];
   const cells = (r: UsageRow) => [r.category, ...(answer.groupBy === 'run' ? [r.runId ?? '(none)'] : answer.groupBy === 'day' ? [r.day ?? ''] : []), hours(r.gpuHours), hours(r.cpuHours), usd(r.costUsd), String(r.jobs)];
   const total = answer.rows.reduce((t, r) => ({ gpuHours: t.gpuHours + r.gpuHours, cpuHours: t.cpuHours + r.cpuHours, costUsd: t.costUsd + r.costUsd, jobs: t.jobs + r.jobs }), { gpuHours: 0, cpuHours: 0, costUsd: 0, jobs: 0 });
@@ -106,7 +81,7 @@ export function registerComputeCommands(program: Command): void {
     { groupBy: '--by' },
   ).action(async (flags: UsageFlags) => {
     const query = new URLSearchParams({ groupBy: flags.by ?? 'category', ...(flags.from ? { from: flags.from } : {}), ...(flags.to ? { to: flags.to } : {}) });
-    const answer = await callForCli<UsageAnswer>(flags, 'GET', `/v1/compute/usage?${query}`);
+    const answer = await callForCli<ComputeUsageAnswer>(flags, 'GET', `/v1/compute/usage?${query}`);
     if (answer) process.stdout.write(formatUsage(answer));
   });
 

@@ -64,7 +64,8 @@ export function scriptedCompletion(script: ScriptedModelScript, body: { model?: 
   };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** A request's whole body, as UTF-8 text (the scripted model's and the tests' stand-in servers read it so). */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -375,6 +375,8 @@ describe('console insights pages', () => {
     // The checkpoint filter keeps its rows only.
     await page.page.getByLabel('checkpoint filter').selectOption('ck-b');
     await page.page.waitForURL(/checkpoint=ck-b/);
+    // The unfiltered table (it has ck-b too) goes before the filtered one comes.
+    await row.waitFor({ state: 'detached' });
     await page.page.locator('tr[data-checkpoint="ck-b"]').waitFor();
     expect(await page.page.locator('tr[data-checkpoint]').count()).toBe(1);
     await page.page.getByLabel('checkpoint filter').selectOption('');

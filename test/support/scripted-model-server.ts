@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../../lib/cli/scripted-model.ts';
 
 /**
  * A real HTTP server speaking OpenAI chat completions (`POST /v1/chat/completions`), embeddings
@@ -67,15 +68,6 @@ export const reply = {
     error: { status, headers, body },
   }),
 };
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 /** A deterministic embedding: character-trigram hashes folded into 8 dimensions. */
 function embedText(text: string): number[] {

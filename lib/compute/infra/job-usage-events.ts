@@ -11,15 +11,13 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as batch from 'aws-cdk-lib/aws-batch';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
+import { addEventQueueConsumer } from '../../constructs/event-queue-consumer.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { QueueAlarms } from '../../constructs/queue-alarms.ts';
-import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
+import type { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 
 /** Seconds the consumer may run on a batch of 10 events (a few reads and puts each, a budget check at a job's end). */
@@ -49,35 +47,35 @@ export class JobUsageEvents extends Construct {
   constructor(scope: Construct, id: string, props: JobUsageEventsProps) {
     super(scope, id);
     const { settings } = props;
-    const queues = addQueueWithDeadLetter(this, { settings, visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) });
-    this.queue = queues.queue;
-    this.deadLetterQueue = queues.deadLetterQueue;
-    // No eventBus: the default bus, where aws.batch events arrive.
-    this.rule = new events.Rule(this, 'Rule', {
-      description: `Flywheel ${settings.stage}: Batch job state changes of Flywheel's job queues, for compute accounting`,
-      eventPattern: { source: [BATCH_JOB_STATE_CHANGE.source], detailType: [BATCH_JOB_STATE_CHANGE.detailType], detail: { jobQueue: props.queues.map((q) => q.jobQueueArn) } },
-      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
-    });
-    this.consumer = new FlywheelFunction(this, 'Consumer', {
-      lambda: 'compute/job-events',
+    const pipe = addEventQueueConsumer(this, {
       settings,
-      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-      environment: props.environment,
-      description: `Flywheel compute/job-events (${settings.stage})`,
-    });
-    // Job usage, daily slices, budgets and their crossing markers, notices (records); notice.raised (bus).
-    this.consumer.readWriteRecords(props.records).publishEvents(props.bus);
-    this.consumer.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
-    this.consumer.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
-    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
-      purpose: 'Compute accounting (Batch job state changes)',
-      queue: this.queue,
-      deadLetterQueue: this.deadLetterQueue,
+      queue: { visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) },
+      ruleId: 'Rule',
+      // No eventBus: the default bus, where aws.batch events arrive.
+      rule: {
+        description: `Flywheel ${settings.stage}: Batch job state changes of Flywheel's job queues, for compute accounting`,
+        eventPattern: { source: [BATCH_JOB_STATE_CHANGE.source], detailType: [BATCH_JOB_STATE_CHANGE.detailType], detail: { jobQueue: props.queues.map((q) => q.jobQueueArn) } },
+      },
+      maxEventAge: Duration.hours(24),
+      consumer: () =>
+        new FlywheelFunction(this, 'Consumer', {
+          lambda: 'compute/job-events',
+          settings,
+          timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
+          environment: props.environment,
+          description: `Flywheel compute/job-events (${settings.stage})`,
+        })
+          // Job usage, daily slices, budgets and their crossing markers, notices (records); notice.raised (bus).
+          .readWriteRecords(props.records)
+          .publishEvents(props.bus),
+      eventSource: { batchSize: 10, maxBatchingWindow: Duration.seconds(5) },
       alarmTopic: props.alarmTopic,
-      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
-      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
-      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
-      deadLetterHint: 'a job state change that could not be recorded (see the compute/job-events errors); redrive it once fixed (`flywheel dlq redrive --queue-url <queue> --dlq-url <dlq>`; recording is idempotent)',
+      alarms: {
+        purpose: 'Compute accounting (Batch job state changes)',
+        maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
+        deadLetterHint: 'a job state change that could not be recorded (see the compute/job-events errors); redrive it once fixed (`flywheel dlq redrive --queue-url <queue> --dlq-url <dlq>`; recording is idempotent)',
+      },
     });
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue, rule: this.rule, consumer: this.consumer, alarms: this.alarms } = pipe);
   }
 }

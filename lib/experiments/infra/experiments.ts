@@ -16,20 +16,14 @@
  */
 import { Duration, Stack, TimeZone, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
 import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { addEventQueueConsumer, type EventConsumerWiring, type EventQueueConsumer } from '../../constructs/event-queue-consumer.ts';
 import { nagResourceLabel } from '../../constructs/nag-resource-label.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { QueueAlarms } from '../../constructs/queue-alarms.ts';
-import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
 import type { RecordsTable } from '../../constructs/records-table.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { EXPERIMENT_PROPOSED } from '../../training/runs/events.ts';
@@ -70,23 +64,11 @@ export function grantAssignments(fn: FlywheelFunction, data: { records: RecordsT
   fn.readRecords(data.records);
 }
 
-export interface ExperimentsPipelineProps {
-  settings: StageSettings;
-  bus: events.IEventBus;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
+export interface ExperimentsPipelineProps extends EventConsumerWiring {
   archive: ArchiveTables;
-  alarmTopic: ITopic;
-  environment: Record<string, string>;
 }
 
-interface EventConsumer {
-  queue: sqs.Queue;
-  deadLetterQueue: sqs.Queue;
-  rule: events.Rule;
-  consumer: FlywheelFunction;
-  alarms: QueueAlarms;
-}
+type EventConsumer = EventQueueConsumer<FlywheelFunction>;
 
 export class ExperimentsPipeline extends Construct {
   readonly schedule: scheduler.Schedule;
@@ -166,32 +148,23 @@ export class ExperimentsPipeline extends Construct {
   ): EventConsumer {
     const { settings } = props;
     const scope = new Construct(this, id);
-    const queues = addQueueWithDeadLetter(scope, { settings, visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) });
-    const rule = new events.Rule(scope, 'Rule', {
-      description: spec.ruleDescription,
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: spec.detailTypes },
-      targets: [new targets.SqsQueue(queues.queue, { deadLetterQueue: queues.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
-    });
-    const consumer = new FlywheelFunction(scope, 'Consumer', {
-      lambda: spec.lambda,
+    return addEventQueueConsumer(scope, {
       settings,
-      timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
-      environment: props.environment,
-      description: `Flywheel ${spec.lambda} (${settings.stage})`,
-    });
-    consumer.fn.addEventSource(new SqsEventSource(queues.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
-    consumer.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
-    const alarms = new QueueAlarms(scope, 'QueueAlarms', {
-      purpose: spec.purpose,
-      queue: queues.queue,
-      deadLetterQueue: queues.deadLetterQueue,
+      queue: { visibilityTimeout: Duration.seconds(6 * CONSUMER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) },
+      ruleId: 'Rule',
+      rule: { description: spec.ruleDescription, eventBus: props.bus, eventPattern: { source: [EVENT_SOURCE], detailType: spec.detailTypes } },
+      maxEventAge: Duration.hours(24),
+      consumer: () =>
+        new FlywheelFunction(scope, 'Consumer', {
+          lambda: spec.lambda,
+          settings,
+          timeout: Duration.seconds(CONSUMER_TIMEOUT_SECONDS),
+          environment: props.environment,
+          description: `Flywheel ${spec.lambda} (${settings.stage})`,
+        }),
+      eventSource: { batchSize: 10, maxBatchingWindow: Duration.seconds(5) },
       alarmTopic: props.alarmTopic,
-      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
-      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
-      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
-      deadLetterHint: spec.hint,
+      alarms: { purpose: spec.purpose, maxAgeSeconds: settings.alarms.queueAgeSeconds.modes, deadLetterHint: spec.hint },
     });
-    return { queue: queues.queue, deadLetterQueue: queues.deadLetterQueue, rule, consumer, alarms };
   }
 }

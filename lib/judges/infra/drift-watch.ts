@@ -1,26 +1,14 @@
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { addEventQueueConsumer, type EventConsumerWiring } from '../../constructs/event-queue-consumer.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { QueueAlarms } from '../../constructs/queue-alarms.ts';
-import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
+import type { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { DRIFT_EVENT_TYPES, DRIFT_SAMPLE_FRACTION_ENV } from '../drift/consumers/watch-verdicts-consumer.ts';
 
-export interface DriftWatchProps {
-  settings: StageSettings;
-  bus: events.IEventBus;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  alarmTopic: ITopic;
-  environment: Record<string, string>;
+export interface DriftWatchProps extends EventConsumerWiring {
   /** Share of production verdicts sampled for people (0–1); default the handler's (0.05). */
   sampleFraction?: number;
 }
@@ -47,42 +35,37 @@ export class DriftWatch extends Construct {
   constructor(scope: Construct, id: string, props: DriftWatchProps) {
     super(scope, id);
     const { settings } = props;
-    const queues = addQueueWithDeadLetter(this, {
+    const pipe = addEventQueueConsumer(this, {
       settings,
-      visibilityTimeout: Duration.seconds(6 * DRIFT_WATCH_TIMEOUT_SECONDS),
-      retentionPeriod: Duration.days(4),
-    });
-    this.queue = queues.queue;
-    this.deadLetterQueue = queues.deadLetterQueue;
-    this.rule = new events.Rule(this, 'OnVerdict', {
-      description: "Every production verdict of a judge goes to the drift watch (disagreements and a sample are queued for people)",
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [...DRIFT_EVENT_TYPES] },
-      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
-    });
-    this.consumer = new FlywheelFunction(this, 'Consumer', {
-      lambda: 'judges/drift-watch',
-      settings,
-      memorySize: 512,
-      timeout: Duration.seconds(DRIFT_WATCH_TIMEOUT_SECONDS),
-      environment: { ...props.environment, ...(props.sampleFraction !== undefined ? { [DRIFT_SAMPLE_FRACTION_ENV]: String(props.sampleFraction) } : {}) },
-      description: `Flywheel judge drift watch (${settings.stage}): queues judge-user disagreements and a sample of verdicts for people`,
-    })
-      // Queues annotation items (records); reads the signal or attempt it names (records, and a diff blob) for its length.
-      .readWriteRecords(props.records)
-      .readBlobs(props.blobs);
-    this.consumer.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
-    this.consumer.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
-    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
-      purpose: 'Judge drift watch (judge.verdict queue)',
-      queue: this.queue,
-      deadLetterQueue: this.deadLetterQueue,
+      queue: { visibilityTimeout: Duration.seconds(6 * DRIFT_WATCH_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) },
+      ruleId: 'OnVerdict',
+      rule: {
+        description: "Every production verdict of a judge goes to the drift watch (disagreements and a sample are queued for people)",
+        eventBus: props.bus,
+        eventPattern: { source: [EVENT_SOURCE], detailType: [...DRIFT_EVENT_TYPES] },
+      },
+      maxEventAge: Duration.hours(24),
+      consumer: () =>
+        new FlywheelFunction(this, 'Consumer', {
+          lambda: 'judges/drift-watch',
+          settings,
+          memorySize: 512,
+          timeout: Duration.seconds(DRIFT_WATCH_TIMEOUT_SECONDS),
+          environment: { ...props.environment, ...(props.sampleFraction !== undefined ? { [DRIFT_SAMPLE_FRACTION_ENV]: String(props.sampleFraction) } : {}) },
+          description: `Flywheel judge drift watch (${settings.stage}): queues judge-user disagreements and a sample of verdicts for people`,
+        })
+          // Queues annotation items (records); reads the signal or attempt it names (records, and a diff blob) for its length.
+          .readWriteRecords(props.records)
+          .readBlobs(props.blobs),
+      eventSource: { batchSize: 10, maxBatchingWindow: Duration.seconds(5) },
       alarmTopic: props.alarmTopic,
-      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
-      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
-      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
-      deadLetterHint:
-        'judge.verdict events the drift watch failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the drift-watch queue (SQS StartMessageMoveTask)',
+      alarms: {
+        purpose: 'Judge drift watch (judge.verdict queue)',
+        maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
+        deadLetterHint:
+          'judge.verdict events the drift watch failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the drift-watch queue (SQS StartMessageMoveTask)',
+      },
     });
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue, rule: this.rule, consumer: this.consumer, alarms: this.alarms } = pipe);
   }
 }

@@ -1,28 +1,16 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { addEventQueueConsumer, type EventConsumerWiring } from '../../constructs/event-queue-consumer.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { QueueAlarms } from '../../constructs/queue-alarms.ts';
-import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
+import type { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { MODES_EVENT_TYPES } from '../consumers/classify-stored.ts';
 import { bedrockModelIds, EMBEDDING_MODEL_ENV, JUDGE_MODEL_ENV } from '../modes-models.ts';
 
-export interface ModesPipelineProps {
-  settings: StageSettings;
-  bus: events.IEventBus;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  alarmTopic: ITopic;
-  environment: Record<string, string>;
+export interface ModesPipelineProps extends EventConsumerWiring {
   /** Model specs (`openai:<model>@<baseUrl>` | `bedrock:<id>`); absent: the local classifier alone. */
   judgeModel?: string;
   embeddingModel?: string;
@@ -49,50 +37,44 @@ export class ModesPipeline extends Construct {
   constructor(scope: Construct, id: string, props: ModesPipelineProps) {
     super(scope, id);
     const { settings } = props;
-    const queues = addQueueWithDeadLetter(this, {
+    const pipe = addEventQueueConsumer(this, {
       settings,
       // ≥ 6 × the consumer's timeout.
-      visibilityTimeout: Duration.seconds(6 * CLASSIFY_TIMEOUT_SECONDS),
-      retentionPeriod: Duration.days(4),
-    });
-    this.queue = queues.queue;
-    this.deadLetterQueue = queues.deadLetterQueue;
-    this.rule = new events.Rule(this, 'OnStored', {
-      description: 'Every stored feedback event and report goes to the failure-mode classifier',
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [...MODES_EVENT_TYPES] },
-      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(24) })],
-    });
-
-    this.classifier = new FlywheelFunction(this, 'Classify', {
-      lambda: 'modes/classify',
-      settings,
-      memorySize: 1024,
-      timeout: Duration.seconds(CLASSIFY_TIMEOUT_SECONDS),
-      environment: {
-        ...props.environment,
-        ...(props.judgeModel ? { [JUDGE_MODEL_ENV]: props.judgeModel } : {}),
-        ...(props.embeddingModel ? { [EMBEDDING_MODEL_ENV]: props.embeddingModel } : {}),
+      queue: { visibilityTimeout: Duration.seconds(6 * CLASSIFY_TIMEOUT_SECONDS), retentionPeriod: Duration.days(4) },
+      ruleId: 'OnStored',
+      rule: {
+        description: 'Every stored feedback event and report goes to the failure-mode classifier',
+        eventBus: props.bus,
+        eventPattern: { source: [EVENT_SOURCE], detailType: [...MODES_EVENT_TYPES] },
       },
-      description: `Flywheel failure-mode classifier (${settings.stage}): local classifier, LLM judge, review queue, embeddings`,
-    })
-      .readWriteRecords(props.records)
-      .readBlobs(props.blobs)
-      .writeBlobs(props.blobs, 'modes/');
-    this.classifier.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(5), reportBatchItemFailures: true }));
-    grantBedrockModels(this.classifier, props.judgeModel, props.embeddingModel);
-    this.classifier.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
-    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
-      purpose: 'Failure-mode classification (modes queue)',
-      queue: this.queue,
-      deadLetterQueue: this.deadLetterQueue,
+      maxEventAge: Duration.hours(24),
+      consumer: () =>
+        new FlywheelFunction(this, 'Classify', {
+          lambda: 'modes/classify',
+          settings,
+          memorySize: 1024,
+          timeout: Duration.seconds(CLASSIFY_TIMEOUT_SECONDS),
+          environment: {
+            ...props.environment,
+            ...(props.judgeModel ? { [JUDGE_MODEL_ENV]: props.judgeModel } : {}),
+            ...(props.embeddingModel ? { [EMBEDDING_MODEL_ENV]: props.embeddingModel } : {}),
+          },
+          description: `Flywheel failure-mode classifier (${settings.stage}): local classifier, LLM judge, review queue, embeddings`,
+        })
+          .readWriteRecords(props.records)
+          .readBlobs(props.blobs)
+          .writeBlobs(props.blobs, 'modes/'),
+      eventSource: { batchSize: 10, maxBatchingWindow: Duration.seconds(5) },
       alarmTopic: props.alarmTopic,
-      maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
-      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
-      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
-      deadLetterHint:
-        'events the classifier failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the modes queue (SQS StartMessageMoveTask)',
+      alarms: {
+        purpose: 'Failure-mode classification (modes queue)',
+        maxAgeSeconds: settings.alarms.queueAgeSeconds.modes,
+        deadLetterHint:
+          'events the classifier failed on (or EventBridge could not deliver); read them in the SQS console, fix the cause, then redrive them to the modes queue (SQS StartMessageMoveTask)',
+      },
     });
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue, rule: this.rule, consumer: this.classifier, alarms: this.alarms } = pipe);
+    grantBedrockModels(this.classifier, props.judgeModel, props.embeddingModel);
   }
 }
 

@@ -13,18 +13,13 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageSettings } from '../../config/stages.ts';
-import type { ArtifactsBucket } from '../../constructs/artifacts-bucket.ts';
+import { addEventQueueConsumer, type EventConsumerWiring } from '../../constructs/event-queue-consumer.ts';
 import { FlywheelFunction } from '../../constructs/flywheel-function.ts';
-import { QueueAlarms } from '../../constructs/queue-alarms.ts';
-import { addQueueWithDeadLetter } from '../../constructs/queue-with-dead-letter.ts';
-import type { RecordsTable } from '../../constructs/records-table.ts';
+import type { QueueAlarms } from '../../constructs/queue-alarms.ts';
 import { EVENT_SOURCE } from '../../ports/events.ts';
 import { SLACK_ADMIN_USERS_ENV } from '../slack/slack-permissions.ts';
 import { SLACK_CHANNEL_ENV } from '../slack/slack-web-api.ts';
@@ -55,13 +50,7 @@ export function grantSlackEndpoints(fn: FlywheelFunction, deps?: { bus: events.I
   }
 }
 
-export interface SlackBotProps {
-  settings: StageSettings;
-  bus: events.IEventBus;
-  records: RecordsTable;
-  blobs: ArtifactsBucket;
-  alarmTopic: ITopic;
-  environment: Record<string, string>;
+export interface SlackBotProps extends EventConsumerWiring {
   /** Grants the worker the sweep and training state machines (passed in by the stack: they are those capabilities' grants). */
   grantWorkflows: (fn: FlywheelFunction) => void;
 }
@@ -77,47 +66,46 @@ export class SlackBot extends Construct {
     super(scope, id);
     const { settings } = props;
     const app = settings.notifications.slackApp;
-    const queues = addQueueWithDeadLetter(this, { settings, visibilityTimeout: Duration.seconds(6 * SLACK_WORKER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(1) });
-    this.queue = queues.queue;
-    this.deadLetterQueue = queues.deadLetterQueue;
-    this.rule = new events.Rule(this, 'Rule', {
-      description: 'Slack commands and button clicks the Slack endpoints acknowledged: the worker does them and answers in Slack',
-      eventBus: props.bus,
-      eventPattern: { source: [EVENT_SOURCE], detailType: [SLACK_WORK_EVENT] },
-      targets: [new targets.SqsQueue(this.queue, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 10, maxEventAge: Duration.hours(1) })],
-    });
-    this.worker = new FlywheelFunction(this, 'Worker', {
-      lambda: 'people/slack-worker',
+    const pipe = addEventQueueConsumer(this, {
       settings,
-      // Chart rendering (ECharts → SVG → resvg) wants the memory, and the CPU that comes with it.
-      memorySize: 1024,
-      timeout: Duration.seconds(SLACK_WORKER_TIMEOUT_SECONDS),
-      environment: {
-        ...props.environment,
-        [SLACK_ADMIN_USERS_ENV]: (app?.adminUserIds ?? []).join(','),
-        ...(app?.channelId ? { [SLACK_CHANNEL_ENV]: app.channelId } : {}),
-        ...(app ? { [SLACK_BOT_TOKEN_SECRET_NAME_ENV]: app.botTokenSecretName } : {}),
+      queue: { visibilityTimeout: Duration.seconds(6 * SLACK_WORKER_TIMEOUT_SECONDS), retentionPeriod: Duration.days(1) },
+      ruleId: 'Rule',
+      rule: {
+        description: 'Slack commands and button clicks the Slack endpoints acknowledged: the worker does them and answers in Slack',
+        eventBus: props.bus,
+        eventPattern: { source: [EVENT_SOURCE], detailType: [SLACK_WORK_EVENT] },
       },
-      description: `Flywheel Slack bot worker (${settings.stage}): compare, status, start sweeps, training runs and experiments, answer decisions`,
+      maxEventAge: Duration.hours(1),
+      consumer: () =>
+        new FlywheelFunction(this, 'Worker', {
+          lambda: 'people/slack-worker',
+          settings,
+          // Chart rendering (ECharts → SVG → resvg) wants the memory, and the CPU that comes with it.
+          memorySize: 1024,
+          timeout: Duration.seconds(SLACK_WORKER_TIMEOUT_SECONDS),
+          environment: {
+            ...props.environment,
+            [SLACK_ADMIN_USERS_ENV]: (app?.adminUserIds ?? []).join(','),
+            ...(app?.channelId ? { [SLACK_CHANNEL_ENV]: app.channelId } : {}),
+            ...(app ? { [SLACK_BOT_TOKEN_SECRET_NAME_ENV]: app.botTokenSecretName } : {}),
+          },
+          description: `Flywheel Slack bot worker (${settings.stage}): compare, status, start sweeps, training runs and experiments, answer decisions`,
+        }),
+      // A batch of one: a piece of work that fails is retried alone, never redoing the others' (a chart posted twice).
+      // Two clicks on one button at once are settled by the notice's conditional write: one answers, one is told.
+      eventSource: { batchSize: 1 },
+      alarmTopic: props.alarmTopic,
+      alarms: {
+        purpose: 'Slack bot work (people-slack queue)',
+        maxAgeSeconds: settings.alarms.queueAgeSeconds.ingest,
+        deadLetterHint: 'Slack commands or clicks the worker failed on (Slack down, no bot token, a bug); read them in the SQS console, fix the cause, then redrive them (SQS StartMessageMoveTask). Slack threads may have moved on: answer old ones by hand.',
+      },
     });
-    // A batch of one: a piece of work that fails is retried alone, never redoing the others' (a chart posted twice).
-    // Two clicks on one button at once are settled by the notice's conditional write: one answers, one is told.
-    this.worker.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }));
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue, rule: this.rule, consumer: this.worker, alarms: this.alarms } = pipe);
     // Decisions and starts write records (notices, experiments, runs, suites) and publish events (suite.retired,
     // experiment.decided); comparisons read training curves.
     this.worker.readWriteRecords(props.records).readBlobs(props.blobs).publishEvents(props.bus);
     props.grantWorkflows(this.worker);
     if (app) grantSecretRead(this.worker, 'BotToken', app.botTokenSecretName);
-    this.worker.alarmOnErrors(props.alarmTopic, settings.alarms.handlerErrorThreshold);
-    this.alarms = new QueueAlarms(this, 'QueueAlarms', {
-      purpose: 'Slack bot work (people-slack queue)',
-      queue: this.queue,
-      deadLetterQueue: this.deadLetterQueue,
-      alarmTopic: props.alarmTopic,
-      maxAgeSeconds: settings.alarms.queueAgeSeconds.ingest,
-      deadLetterMaxAgeSeconds: settings.alarms.queueAgeSeconds.deadLetter,
-      deadLetterDepthThreshold: settings.alarms.deadLetterDepthThreshold,
-      deadLetterHint: 'Slack commands or clicks the worker failed on (Slack down, no bot token, a bug); read them in the SQS console, fix the cause, then redrive them (SQS StartMessageMoveTask). Slack threads may have moved on: answer old ones by hand.',
-    });
   }
 }

@@ -6,19 +6,16 @@
  */
 import type { CustomSeriesRenderItemAPI, CustomSeriesRenderItemParams, CustomSeriesRenderItemReturn, EChartsOption } from 'echarts';
 import {
-  baseOption,
+  categoryBarFrame,
+  CATEGORY_PLOT_WIDTH,
   CHART_COLORS,
   CHART_FONT_FAMILY,
   CHART_FONT_SIZES,
   CHART_PALETTE,
-  categoryLabelRotation,
-  DEFAULT_CHART_SIZE,
   formatNumber,
   formatPercent,
-  gridOption,
-  legendOption,
   MIN_BAR_PIXELS,
-  titleOption,
+  valueAxisOption,
 } from './chart-theme.ts';
 
 export interface IntervalValue {
@@ -67,9 +64,7 @@ export function buildIntervalBarChart(input: IntervalBarChartInput): EChartsOpti
   const percent = input.yAxis?.percent ?? false;
   const format = (v: number) => (percent ? formatPercent(v) : formatNumber(v));
   const count = Math.max(1, input.series.length);
-  const plotWidth = DEFAULT_CHART_SIZE.width - 120;
-  const labelled = plotWidth / Math.max(1, input.categories.length * count) >= MIN_LABELLED_BAR;
-  const rotate = categoryLabelRotation(input.categories, plotWidth);
+  const labelled = CATEGORY_PLOT_WIDTH / Math.max(1, input.categories.length * count) >= MIN_LABELLED_BAR;
   const colorOf = (i: number) => input.series[i]?.color ?? CHART_PALETTE[i % CHART_PALETTE.length]!;
 
   const bars = input.series.map((s, i) => ({
@@ -140,25 +135,11 @@ export function buildIntervalBarChart(input: IntervalBarChartInput): EChartsOpti
   }));
 
   return {
-    ...baseOption(),
-    title: titleOption(input.title, input.subtitle),
-    legend: { ...legendOption(), data: input.series.map((s) => s.name) },
-    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
-    grid: gridOption(Boolean(input.subtitle)),
-    xAxis: {
-      type: 'category',
-      data: input.categories,
-      axisTick: { alignWithLabel: true },
-      axisLine: { lineStyle: { color: CHART_COLORS.axis } },
-      axisLabel: { interval: 0, rotate, color: CHART_COLORS.text, fontFamily: CHART_FONT_FAMILY, fontSize: CHART_FONT_SIZES.axis, hideOverlap: false },
-    },
+    ...categoryBarFrame(input),
     yAxis: {
-      type: 'value',
-      ...(input.yAxis?.name ? { name: input.yAxis.name, nameLocation: 'middle' as const, nameGap: 44 } : {}),
+      ...valueAxisOption(input.yAxis?.name, 44, (v) => format(v)),
       min: input.yAxis?.min ?? (percent ? 0 : undefined),
       max: input.yAxis?.max ?? (percent ? 1 : undefined),
-      splitLine: { lineStyle: { color: CHART_COLORS.grid } },
-      axisLabel: { formatter: (v: number) => format(v), color: CHART_COLORS.text, fontFamily: CHART_FONT_FAMILY },
     },
     series: [...bars, ...intervals],
   };

@@ -4,18 +4,14 @@
  */
 import type { EChartsOption } from 'echarts';
 import {
-  baseOption,
+  categoryBarFrame,
   CHART_COLORS,
   CHART_FONT_FAMILY,
   CHART_FONT_SIZES,
   CHART_PALETTE,
-  categoryLabelRotation,
-  DEFAULT_CHART_SIZE,
   formatNumber,
-  gridOption,
-  legendOption,
   MIN_BAR_PIXELS,
-  titleOption,
+  valueAxisOption,
 } from './chart-theme.ts';
 
 export interface StackedBarChartInput {
@@ -36,28 +32,10 @@ export interface StackedBarChartInput {
  */
 export function buildStackedBarChart(input: StackedBarChartInput): EChartsOption {
   const totals = input.categories.map((_, c) => input.series.reduce((sum, s) => sum + (Number.isFinite(s.values[c]) ? s.values[c]! : 0), 0));
-  const plotWidth = DEFAULT_CHART_SIZE.width - 120;
-  const rotate = categoryLabelRotation(input.categories, plotWidth);
   const last = input.series.length - 1;
   return {
-    ...baseOption(),
-    title: titleOption(input.title, input.subtitle),
-    legend: { ...legendOption(), data: input.series.map((s) => s.name) },
-    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
-    grid: gridOption(Boolean(input.subtitle)),
-    xAxis: {
-      type: 'category',
-      data: input.categories,
-      axisTick: { alignWithLabel: true },
-      axisLine: { lineStyle: { color: CHART_COLORS.axis } },
-      axisLabel: { interval: 0, rotate, color: CHART_COLORS.text, fontFamily: CHART_FONT_FAMILY, fontSize: CHART_FONT_SIZES.axis, hideOverlap: false },
-    },
-    yAxis: {
-      type: 'value',
-      ...(input.yAxis?.name ? { name: input.yAxis.name, nameLocation: 'middle' as const, nameGap: 48 } : {}),
-      splitLine: { lineStyle: { color: CHART_COLORS.grid } },
-      axisLabel: { formatter: (v: number) => formatNumber(v), color: CHART_COLORS.text, fontFamily: CHART_FONT_FAMILY },
-    },
+    ...categoryBarFrame(input),
+    yAxis: valueAxisOption(input.yAxis?.name, 48, (v) => formatNumber(v)),
     series: input.series.map((s, i) => ({
       type: 'bar' as const,
       name: s.name,

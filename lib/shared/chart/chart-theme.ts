@@ -111,3 +111,47 @@ export function categoryLabelRotation(categories: readonly string[], plotWidth: 
   if (needed <= slot) return 0;
   return needed <= slot * 2.5 ? 30 : 60;
 }
+
+/** The plot's width in a bar chart over categories: the chart's, less the value axis and the margins. */
+export const CATEGORY_PLOT_WIDTH = DEFAULT_CHART_SIZE.width - 120;
+
+/**
+ * What the bar charts over categories share: the base, title, legend (one entry per series), the axis tooltip, the
+ * grid, and the category axis with every name written whole (rotated when they do not fit, `categoryLabelRotation`).
+ *
+ * @example
+ * ({ ...categoryBarFrame({ title: 'GPU-hours', categories: ['training'], series: [{ name: 'gpu-hours' }] }), yAxis, series })
+ */
+export function categoryBarFrame(input: { title: string; subtitle?: string | undefined; categories: string[]; series: ReadonlyArray<{ name: string }> }) {
+  return {
+    ...baseOption(),
+    title: titleOption(input.title, input.subtitle),
+    legend: { ...legendOption(), data: input.series.map((s) => s.name) },
+    tooltip: { trigger: 'axis' as const, axisPointer: { type: 'shadow' as const } },
+    grid: gridOption(Boolean(input.subtitle)),
+    xAxis: {
+      type: 'category' as const,
+      data: input.categories,
+      axisTick: { alignWithLabel: true },
+      axisLine: { lineStyle: { color: CHART_COLORS.axis } },
+      axisLabel: {
+        interval: 0,
+        rotate: categoryLabelRotation(input.categories, CATEGORY_PLOT_WIDTH),
+        color: CHART_COLORS.text,
+        fontFamily: CHART_FONT_FAMILY,
+        fontSize: CHART_FONT_SIZES.axis,
+        hideOverlap: false,
+      },
+    },
+  };
+}
+
+/** The value axis of a bar chart: its name (when given) along it, grid lines, and labels written by `format`. */
+export function valueAxisOption(name: string | undefined, nameGap: number, format: (v: number) => string) {
+  return {
+    type: 'value' as const,
+    ...(name ? { name, nameLocation: 'middle' as const, nameGap } : {}),
+    splitLine: { lineStyle: { color: CHART_COLORS.grid } },
+    axisLabel: { formatter: format, color: CHART_COLORS.text, fontFamily: CHART_FONT_FAMILY },
+  };
+}

@@ -6,10 +6,10 @@
  * <Badge status="failed" /> // a red "failed"
  */
 const TONES: Array<[RegExp, string]> = [
-  [/^(done|passed|pass|succeeded|success|shipped|resolved|ok|acknowledged|ready|up|yes|active|promoted)$/i, 'good'],
-  [/^(failed|fail|error|alert|crossed|critical|rolled-?back|revoked|down|stopped|rejected|high)$/i, 'bad'],
-  [/^(warning|warn|stalled|stale|medium|saturated|retired|deferred)$/i, 'warn'],
-  [/^(running|pending|open|queued|submitted|starting|runnable|draft|new|info)$/i, 'busy'],
+  [/^(done|passed|pass|succeeded|success|shipped|resolved|ok|acknowledged|ready|up|yes|active|promoted|decided)$/i, 'good'],
+  [/^(failed|fail|error|infrastructure-error|alert|crossed|critical|rolled-?back|revoked|down|stopped|rejected|high)$/i, 'bad'],
+  [/^(warning|warn|stalled|stale|medium|saturated|retired|deferred|ungraded)$/i, 'warn'],
+  [/^(running|pending|open|queued|submitted|starting|runnable|draft|new|info|training|building-dataset|registering|evaluating)$/i, 'busy'],
 ];
 
 export function toneOf(status: string): string {

@@ -113,3 +113,27 @@ export function DataTable<T>(props: DataTableProps<T>) {
     </div>
   );
 }
+
+/**
+ * A plain table whose rows a page writes itself (cells with links, badges, several lines): the headings, then the
+ * rows given as children.
+ *
+ * @example
+ * <HeadedTable class="suites" headings={['Suite', 'Status']}>{suites.map((s) => <tr key={s.id}>…</tr>)}</HeadedTable>
+ */
+export function HeadedTable(props: { class: string; headings: readonly string[]; children: ComponentChildren }) {
+  return (
+    <table class={`data-table ${props.class}`}>
+      <thead>
+        <tr>
+          {props.headings.map((h, i) => (
+            <th key={i} scope="col">
+              {h}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{props.children}</tbody>
+    </table>
+  );
+}

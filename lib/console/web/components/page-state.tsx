@@ -1,12 +1,16 @@
 /**
  * Where a page stands when it has nothing to show yet: loading, or an error said plainly. A 403 names the scope the
- * key lacks; a 404 of a whole route (a deployment without that part) says so instead of "failed".
+ * key lacks; a 404 of a whole route (a deployment without that part) says so instead of "failed". `LoadView` does
+ * both for a `useLoad` result and renders `children(value)` once there is a value.
  *
  * @example
  * if (page.loading && !page.value) return <Loading what="jobs" />;
  * if (page.error) return <ErrorPanel error={page.error} onRetry={page.reload} />;
+ * <LoadView load={suites} what="suites">{(s) => <SuitesTable suites={s.items} />}</LoadView>
  */
+import type { ComponentChildren } from 'preact';
 import { ConsoleApiError } from '../api-client.ts';
+import type { Loaded } from './use-load.ts';
 
 export function Loading(props: { what?: string }) {
   return (
@@ -20,6 +24,12 @@ export function Loading(props: { what?: string }) {
 export function missingScope(error: unknown): string | undefined {
   if (!(error instanceof ConsoleApiError) || error.status !== 403) return undefined;
   return /needs the (\w+) scope/.exec(error.message)?.[1];
+}
+
+/** The error in one line: the API's error name and its message. */
+export function errorText(error: Error): string {
+  if (error instanceof ConsoleApiError) return `${error.error}: ${error.message}`;
+  return error.message || error.name;
 }
 
 /** What a person should read for an error. */
@@ -50,5 +60,29 @@ export function ErrorPanel(props: { error: Error; onRetry?: () => void }) {
         </button>
       ) : null}
     </div>
+  );
+}
+
+/** The error panel (with a retry) when the load failed, loading while there is no value, else `children(value)`. */
+export function LoadView<T>(props: { load: Loaded<T>; what: string; children: (value: T) => ComponentChildren }) {
+  const { load } = props;
+  if (load.error) return <ErrorPanel error={load.error} onRetry={load.reload} />;
+  if (load.value === undefined) return <Loading what={props.what} />;
+  return <>{props.children(load.value)}</>;
+}
+
+/** How the last action went (stored, refused and why), read out. */
+export interface ActionStatus {
+  ok: boolean;
+  text: string;
+}
+
+/** The last action's outcome, read out; an empty line until there is one. */
+export function StatusLine(props: { status: ActionStatus | undefined }) {
+  const { status } = props;
+  return (
+    <p class={`status-line ${status ? (status.ok ? 'ok' : 'bad') : ''}`} role="status" aria-live="polite">
+      {status?.text ?? ''}
+    </p>
   );
 }

@@ -6,6 +6,7 @@
  * @example
  * <Value value={{ gpuHours: 12.3456, startedAt: '2026-12-04T08:00:00Z', tags: ['a', 'b'] }} />
  * // gpu hours 12.35 · started at 5 min ago · tags a, b
+ * <FieldRows rows={[['Status', run.status], ['Step', formatNumber(run.step)]]} />
  */
 import type { ComponentChildren } from 'preact';
 import { formatNumber, humanize, isIsoTime } from './format.ts';
@@ -60,20 +61,27 @@ export function Value(props: { value: unknown; depth?: number }): ComponentChild
   return <span class="muted">—</span>;
 }
 
-/** A record as labelled fields (`<dl>`), optionally only some keys, in order. */
-export function Fields(props: { record: Record<string, unknown>; only?: string[]; omit?: string[]; depth?: number; labels?: Record<string, string> }) {
-  const keys = (props.only ?? Object.keys(props.record)).filter((k) => !(props.omit ?? []).includes(k) && props.record[k] !== undefined);
-  if (keys.length === 0) return <span class="muted">nothing</span>;
+/** A label and its value, one row of `FieldRows`. */
+export type FieldRow = [label: string, value: ComponentChildren | undefined | null];
+
+/** Labelled values as a `<dl>`, one row each; rows whose value is absent are left out. */
+export function FieldRows(props: { rows: FieldRow[]; label?: string }) {
+  const rows = props.rows.filter(([, v]) => v !== undefined && v !== null && v !== '');
   return (
-    <dl class="fields">
-      {keys.map((k) => (
-        <div key={k} class="field">
-          <dt>{props.labels?.[k] ?? humanize(k)}</dt>
-          <dd>
-            <Value value={props.record[k]} depth={props.depth ?? 1} />
-          </dd>
+    <dl class="fields" aria-label={props.label}>
+      {rows.map(([label, value]) => (
+        <div class="field" key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
         </div>
       ))}
     </dl>
   );
+}
+
+/** A record as labelled fields (`<dl>`), optionally only some keys, in order. */
+export function Fields(props: { record: Record<string, unknown>; only?: string[]; omit?: string[]; depth?: number; labels?: Record<string, string> }) {
+  const keys = (props.only ?? Object.keys(props.record)).filter((k) => !(props.omit ?? []).includes(k) && props.record[k] !== undefined);
+  if (keys.length === 0) return <span class="muted">nothing</span>;
+  return <FieldRows rows={keys.map((k): FieldRow => [props.labels?.[k] ?? humanize(k), <Value value={props.record[k]} depth={props.depth ?? 1} />])} />;
 }

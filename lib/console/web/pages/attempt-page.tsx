@@ -9,13 +9,14 @@
 import { useState } from 'preact/hooks';
 import type { AttemptDetailView, TrajectoryStepView } from '../components/insights/api-views.ts';
 import { DiffView } from '../components/insights/diff-view.tsx';
-import { Fields } from '../components/insights/fields.tsx';
-import { duration, href, num, percent, when } from '../components/insights/format.ts';
-import { ErrorBox, ResourceView } from '../components/insights/resource-view.tsx';
+import { FieldRows } from '../components/value.tsx';
+import { formatDuration, formatNumber, formatPercent, formatTime, href } from '../components/format.ts';
+import { ErrorPanel, LoadView } from '../components/page-state.tsx';
 import { TrajectoryView } from '../components/insights/trajectory-view.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { HeadedTable } from '../components/data-table.tsx';
+import { Badge } from '../components/badge.tsx';
 
 const OUTCOME_COLOURS: Record<string, string> = { passed: '#1a7f37', failed: '#cf222e', error: '#cf222e', missing: '#9a6700', skipped: '#6e7781' };
 
@@ -36,24 +37,16 @@ function Tests(props: { grade: AttemptDetailView['grade'] }) {
         </ul>
       )}
       {g.tests.length > 0 ? (
-        <table class="data-table tests">
-          <thead>
-            <tr>
-              <th scope="col">Test</th>
-              <th scope="col">Outcome</th>
+        <HeadedTable class="tests" headings={['Test', 'Outcome']}>
+          {g.tests.map((t) => (
+            <tr key={t.id} data-test={t.id} data-outcome={t.outcome}>
+              <td>
+                <code>{t.id}</code>
+              </td>
+              <td style={{ color: OUTCOME_COLOURS[t.outcome] ?? 'inherit', fontWeight: 'bold' }}>{t.outcome === 'passed' ? '✓ passed' : t.outcome === 'failed' ? '✗ failed' : t.outcome}</td>
             </tr>
-          </thead>
-          <tbody>
-            {g.tests.map((t) => (
-              <tr key={t.id} data-test={t.id} data-outcome={t.outcome}>
-                <td>
-                  <code>{t.id}</code>
-                </td>
-                <td style={{ color: OUTCOME_COLOURS[t.outcome] ?? 'inherit', fontWeight: 'bold' }}>{t.outcome === 'passed' ? '✓ passed' : t.outcome === 'failed' ? '✗ failed' : t.outcome}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </HeadedTable>
       ) : (
         <p class="muted">No per-test outcomes (a judge-only task, or grading stopped before the tests ran).</p>
       )}
@@ -78,43 +71,33 @@ function Integrity(props: { integrity: AttemptDetailView['integrity'] }) {
         </ul>
       )}
       {i.flags.length > 0 && (
-        <table class="data-table flags">
-          <thead>
-            <tr>
-              <th scope="col">Flag</th>
-              <th scope="col">Where</th>
-              <th scope="col">Evidence</th>
-              <th scope="col">Seen in</th>
+        <HeadedTable class="flags" headings={['Flag', 'Where', 'Evidence', 'Seen in']}>
+          {i.flags.map((f, n) => (
+            <tr key={n} data-flag={f.kind}>
+              <td>
+                <strong>{f.kind}</strong>
+              </td>
+              <td>
+                <code>
+                  {f.file}
+                  {f.line !== null ? `:${f.line}` : ''}
+                </code>
+              </td>
+              <td>
+                <code>{f.evidence}</code>
+              </td>
+              <td>
+                {f.source}
+                {f.messageId ? (
+                  <>
+                    {' '}
+                    (<a href={`#step-${f.messageId}`} onClick={(e) => jumpTo(e, f.messageId!)}>step</a>)
+                  </>
+                ) : null}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {i.flags.map((f, n) => (
-              <tr key={n} data-flag={f.kind}>
-                <td>
-                  <strong>{f.kind}</strong>
-                </td>
-                <td>
-                  <code>
-                    {f.file}
-                    {f.line !== null ? `:${f.line}` : ''}
-                  </code>
-                </td>
-                <td>
-                  <code>{f.evidence}</code>
-                </td>
-                <td>
-                  {f.source}
-                  {f.messageId ? (
-                    <>
-                      {' '}
-                      (<a href={`#step-${f.messageId}`} onClick={(e) => jumpTo(e, f.messageId!)}>step</a>)
-                    </>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </HeadedTable>
       )}
     </>
   );
@@ -132,31 +115,22 @@ function Judge(props: { judge: AttemptDetailView['judge'] }) {
   return (
     <>
       <p>
-        {j.judge}: score <strong>{percent(j.score, 0)}</strong>
+        {j.judge}: score <strong>{formatPercent(j.score, 0)}</strong>
         {j.complete ? '' : ' (incomplete: a criterion was voided)'}
       </p>
-      <table class="data-table judge">
-        <thead>
-          <tr>
-            <th scope="col">Criterion</th>
-            <th scope="col">Verdict</th>
-            <th scope="col">Why</th>
+      <HeadedTable class="judge" headings={['Criterion', 'Verdict', 'Why']}>
+        {j.criteria.map((c) => (
+          <tr key={c.id} data-criterion={c.id}>
+            <td>{c.id}</td>
+            <td>
+              {c.verdict}
+              {c.score !== undefined ? ` (${formatPercent(c.score, 0)})` : ''}
+              {c.voided ? <div class="error-text">voided: {c.voided}</div> : null}
+            </td>
+            <td>{c.reason}</td>
           </tr>
-        </thead>
-        <tbody>
-          {j.criteria.map((c) => (
-            <tr key={c.id} data-criterion={c.id}>
-              <td>{c.id}</td>
-              <td>
-                {c.verdict}
-                {c.score !== undefined ? ` (${percent(c.score, 0)})` : ''}
-                {c.voided ? <div class="error-text">voided: {c.voided}</div> : null}
-              </td>
-              <td>{c.reason}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </HeadedTable>
     </>
   );
 }
@@ -164,33 +138,23 @@ function Judge(props: { judge: AttemptDetailView['judge'] }) {
 function Decisions(props: { decisions: AttemptDetailView['decisions'] }) {
   if (props.decisions.length === 0) return <p class="empty">No decision records for this attempt.</p>;
   return (
-    <table class="data-table decisions">
-      <thead>
-        <tr>
-          <th scope="col">Turn</th>
-          <th scope="col">Bad decision</th>
-          <th scope="col">Hint</th>
-          <th scope="col">Status</th>
+    <HeadedTable class="decisions" headings={['Turn', 'Bad decision', 'Hint', 'Status']}>
+      {props.decisions.map((d) => (
+        <tr key={d.decisionId} data-decision={d.decisionId}>
+          <td>
+            <a href={`#step-${d.messageId}`} onClick={(e) => jumpTo(e, d.messageId)}>
+              turn {d.turn}
+            </a>
+          </td>
+          <td>
+            {d.hintClass}
+            {d.toolCallId ? <div class="muted">tool call {d.toolCallId}</div> : null}
+          </td>
+          <td>{d.hint}</td>
+          <td>{d.status === 'rejected' ? <span class="error-text">rejected (the hint leaked)</span> : d.status}</td>
         </tr>
-      </thead>
-      <tbody>
-        {props.decisions.map((d) => (
-          <tr key={d.decisionId} data-decision={d.decisionId}>
-            <td>
-              <a href={`#step-${d.messageId}`} onClick={(e) => jumpTo(e, d.messageId)}>
-                turn {d.turn}
-              </a>
-            </td>
-            <td>
-              {d.hintClass}
-              {d.toolCallId ? <div class="muted">tool call {d.toolCallId}</div> : null}
-            </td>
-            <td>{d.hint}</td>
-            <td>{d.status === 'rejected' ? <span class="error-text">rejected (the hint leaked)</span> : d.status}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </HeadedTable>
   );
 }
 
@@ -217,7 +181,7 @@ function Trajectory(props: { api: PageProps['api']; id: string; detail: AttemptD
         {steps.length} of {first.totalSteps} steps shown
       </p>
       <TrajectoryView steps={steps} decisions={props.detail.decisions} flags={props.detail.integrity.flags} />
-      {more.error && <ErrorBox error={more.error} what="more steps" />}
+      {more.error && <ErrorPanel error={more.error} />}
       {more.next !== undefined && (
         <button type="button" disabled={more.loading} onClick={() => void loadMore()}>
           {more.loading ? 'Loading…' : 'More steps'}
@@ -230,18 +194,18 @@ function Trajectory(props: { api: PageProps['api']; id: string; detail: AttemptD
 export function AttemptPage(props: PageProps) {
   const { api, params } = props;
   const id = params['id'] ?? '';
-  const detail = useResource(() => api.get<AttemptDetailView>(`/v1/attempts/${encodeURIComponent(id)}`), [api, id]);
+  const detail = useLoad(() => api.get<AttemptDetailView>(`/v1/attempts/${encodeURIComponent(id)}`), [api, id], { clearOnChange: true });
   return (
     <section class="page attempt-page">
-      <ResourceView resource={detail} what={`attempt ${id}`}>
+      <LoadView load={detail} what={`attempt ${id}`}>
         {(d) => {
           const a = d.attempt;
           return (
             <>
               <h1>
-                Attempt: {a.taskId} <span class={`badge ${statusBadge(a.outcome)}`}>{a.outcome}</span>
+                Attempt: {a.taskId} <Badge status={a.outcome} />
               </h1>
-              <Fields
+              <FieldRows
                 label="attempt"
                 rows={[
                   ['Task', a.taskId],
@@ -252,9 +216,9 @@ export function AttemptPage(props: PageProps) {
                   ['Outcome', `${a.outcome}${a.stopReason ? ` (stopped: ${a.stopReason})` : ''}`],
                   ['Sweep', a.sweepId ? <a href={href('/attempts', { sweep: a.sweepId })}>{a.sweepId}</a> : undefined],
                   ['Model', a.model],
-                  ['Turns', num(a.turns)],
-                  ['Tokens', `${num(a.promptTokens)} prompt, ${num(a.completionTokens)} completion`],
-                  ['Time', `${duration(a.durationMs)}, finished ${when(a.finishedAt)}`],
+                  ['Turns', formatNumber(a.turns)],
+                  ['Tokens', `${formatNumber(a.promptTokens)} prompt, ${formatNumber(a.completionTokens)} completion`],
+                  ['Time', `${formatDuration(a.durationMs)}, finished ${formatTime(a.finishedAt)}`],
                   ['Tries', a.tries > 1 ? `${a.tries} (${d.history.filter((h) => h.outcome !== 'completed').length} infrastructure errors before the counted one)` : String(a.tries)],
                 ]}
               />
@@ -276,7 +240,7 @@ export function AttemptPage(props: PageProps) {
                   <ol class="tries">
                     {d.history.map((h) => (
                       <li key={h.try}>
-                        {when(h.startedAt)}: {h.outcome}, {duration(h.durationMs)}
+                        {formatTime(h.startedAt)}: {h.outcome}, {formatDuration(h.durationMs)}
                         {h.error ? ` — ${h.error}` : ''}
                       </li>
                     ))}
@@ -286,7 +250,7 @@ export function AttemptPage(props: PageProps) {
             </>
           );
         }}
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

@@ -8,10 +8,12 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { AttemptSummaryView } from '../components/insights/api-views.ts';
-import { duration, href, num, percent, when } from '../components/insights/format.ts';
-import { ErrorBox } from '../components/insights/resource-view.tsx';
+import { formatDuration, formatNumber, formatPercent, formatTime, href } from '../components/format.ts';
+import { ErrorPanel, Loading } from '../components/page-state.tsx';
 import type { PageProps } from '../page.ts';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { FilterSelect } from '../components/filter-select.tsx';
+import { HeadedTable } from '../components/data-table.tsx';
+import { Badge } from '../components/badge.tsx';
 
 const FILTERS = ['checkpoint', 'suite', 'mode', 'outcome', 'task', 'sweep'] as const;
 const PAGE = 50;
@@ -75,72 +77,45 @@ export function AttemptsPage(props: PageProps) {
             <input value={filters[f]} aria-label={`${f} filter`} onChange={(e) => set(f, (e.currentTarget as HTMLInputElement).value.trim())} />{' '}
           </label>
         ))}
-        <label>
-          mode{' '}
-          <select value={filters.mode} aria-label="mode filter" onChange={(e) => set('mode', (e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">both</option>
-            <option value="strict">strict</option>
-            <option value="lenient">lenient</option>
-          </select>
-        </label>{' '}
-        <label>
-          outcome{' '}
-          <select value={filters.outcome} aria-label="outcome filter" onChange={(e) => set('outcome', (e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">any</option>
-            <option value="passed">passed</option>
-            <option value="failed">failed</option>
-            <option value="infrastructure-error">infrastructure error</option>
-            <option value="ungraded">ungraded</option>
-          </select>
-        </label>
+        <FilterSelect label="mode " ariaLabel="mode filter" any="both" value={filters.mode} options={['strict', 'lenient']} onChange={(v) => set('mode', v)} />{' '}
+        <FilterSelect
+          label="outcome "
+          ariaLabel="outcome filter"
+          value={filters.outcome}
+          options={['passed', 'failed', { value: 'infrastructure-error', label: 'infrastructure error' }, 'ungraded']}
+          onChange={(v) => set('outcome', v)}
+        />
       </form>
-      {listing.error && <ErrorBox error={listing.error} what="attempts" />}
+      {listing.error && <ErrorPanel error={listing.error} />}
       {!listing.loading && !listing.error && listing.attempts.length === 0 && (
         <p class="empty">{listing.nextCursor ? 'None found in the newest sweeps yet; “More” looks further back.' : 'No attempts match. Attempts are listed from sweeps.'}</p>
       )}
       {listing.attempts.length > 0 && (
-        <table class="data-table attempts">
-          <thead>
-            <tr>
-              <th scope="col">Task</th>
-              <th scope="col">Checkpoint</th>
-              <th scope="col">Suite</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Integrity</th>
-              <th scope="col">Judge</th>
-              <th scope="col">Turns</th>
-              <th scope="col">Tokens</th>
-              <th scope="col">Time</th>
-              <th scope="col">Finished</th>
+        <HeadedTable class="attempts" headings={['Task', 'Checkpoint', 'Suite', 'Mode', 'Outcome', 'Integrity', 'Judge', 'Turns', 'Tokens', 'Time', 'Finished']}>
+          {listing.attempts.map((a) => (
+            <tr key={a.id} data-attempt={a.attemptId}>
+              <td>
+                <a href={href(`/attempts/${encodeURIComponent(a.id)}`)}>{a.taskId}</a>
+                {a.n > 0 && <span class="muted"> #{a.n + 1}</span>}
+              </td>
+              <td>{a.checkpoint ?? '—'}</td>
+              <td>{a.suite}</td>
+              <td>{a.mode}</td>
+              <td>
+                <Badge status={a.outcome} />
+                {a.stopReason && <div class="muted">{a.stopReason}</div>}
+              </td>
+              <td>{a.integrityFailed ? <span class="error-text">failed ({flags(a.integrityFlags)})</span> : a.integrityFlags > 0 ? flags(a.integrityFlags) : '—'}</td>
+              <td>{a.judgeScore === null ? '—' : formatPercent(a.judgeScore, 0)}</td>
+              <td>{formatNumber(a.turns)}</td>
+              <td>{formatNumber(a.promptTokens + a.completionTokens)}</td>
+              <td>{formatDuration(a.durationMs)}</td>
+              <td>{formatTime(a.finishedAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {listing.attempts.map((a) => (
-              <tr key={a.id} data-attempt={a.attemptId}>
-                <td>
-                  <a href={href(`/attempts/${encodeURIComponent(a.id)}`)}>{a.taskId}</a>
-                  {a.n > 0 && <span class="muted"> #{a.n + 1}</span>}
-                </td>
-                <td>{a.checkpoint ?? '—'}</td>
-                <td>{a.suite}</td>
-                <td>{a.mode}</td>
-                <td>
-                  <span class={`badge ${statusBadge(a.outcome)}`}>{a.outcome}</span>
-                  {a.stopReason && <div class="muted">{a.stopReason}</div>}
-                </td>
-                <td>{a.integrityFailed ? <span class="error-text">failed ({flags(a.integrityFlags)})</span> : a.integrityFlags > 0 ? flags(a.integrityFlags) : '—'}</td>
-                <td>{a.judgeScore === null ? '—' : percent(a.judgeScore, 0)}</td>
-                <td>{num(a.turns)}</td>
-                <td>{num(a.promptTokens + a.completionTokens)}</td>
-                <td>{duration(a.durationMs)}</td>
-                <td>{when(a.finishedAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </HeadedTable>
       )}
-      {listing.loading && <p class="loading" aria-busy="true">Loading attempts…</p>}
+      {listing.loading && <Loading what="attempts" />}
       {!listing.loading && listing.nextCursor && (
         <button type="button" onClick={() => void load(listing.nextCursor, listing.attempts)}>
           More

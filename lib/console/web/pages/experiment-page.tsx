@@ -12,13 +12,14 @@ import { buildLiftChart } from '../../../shared/chart/build-lift-chart.ts';
 import { ChartView } from '../components/chart-view.tsx';
 import { ActionButton } from '../components/insights/action-button.tsx';
 import type { AnalysisView, ExperimentChangeView, ExperimentView } from '../components/insights/api-views.ts';
-import { Fields } from '../components/insights/fields.tsx';
-import { interval, num, percent, signedPercent, when } from '../components/insights/format.ts';
-import { ResourceView } from '../components/insights/resource-view.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { FieldRows } from '../components/value.tsx';
+import { formatInterval, formatNumber, formatPercent, formatSignedPercent, formatTime } from '../components/format.ts';
+import { LoadView } from '../components/page-state.tsx';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
+import { HeadedTable } from '../components/data-table.tsx';
 import { decisionText, rampText } from './experiments-page.tsx';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { Badge } from '../components/badge.tsx';
 
 type Metric = AnalysisView['metrics'][number];
 
@@ -28,54 +29,41 @@ function verdictOf(v: string): 'better' | 'worse' | 'flat' {
 
 function MetricTable(props: { metrics: Metric[] }) {
   return (
-    <table class="data-table analysis">
-      <thead>
-        <tr>
-          <th scope="col">Metric</th>
-          <th scope="col">Arm vs control</th>
-          <th scope="col">Values</th>
-          <th scope="col">Lift [95% interval]</th>
-          <th scope="col">Always-valid interval</th>
-          <th scope="col">Chance to win</th>
-          <th scope="col">Verdict</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.metrics.flatMap((m) =>
-          m.comparisons.map((c) => {
-            const value = (arm: string) => {
-              const a = m.arms.find((x) => x.arm === arm);
-              return a && a.value !== null ? `${num(a.value * m.displayScale)} (${num(a.units)} units)` : '—';
-            };
-            return (
-              <tr key={`${m.metric}/${c.arm}`} data-metric={m.metric}>
-                <td>
-                  {m.metric} <span class="muted">{m.role}{m.direction === 'decrease' ? ', lower is better' : ''}</span>
-                  {m.guardrailBreached ? <div class="error-text">guardrail breached</div> : null}
-                </td>
-                <td>
-                  {c.arm} vs {c.control}
-                </td>
-                <td>
-                  {c.arm}: {value(c.arm)}
-                  <br />
-                  {c.control}: {value(c.control)}
-                </td>
-                <td class="lift">
-                  {signedPercent(c.relativeLift)} {interval(c.ci, { signed: true })}
-                </td>
-                <td>{interval(c.sequentialCi, { signed: true })}</td>
-                <td>{percent(c.chanceToWin)}</td>
-                <td title={c.rule}>
-                  <span class={`verdict verdict-${c.verdict}`}>{c.verdict}</span>
-                  <div class="muted">{c.rule}</div>
-                </td>
-              </tr>
-            );
-          }),
-        )}
-      </tbody>
-    </table>
+    <HeadedTable class="analysis" headings={['Metric', 'Arm vs control', 'Values', 'Lift [95% interval]', 'Always-valid interval', 'Chance to win', 'Verdict']}>
+      {props.metrics.flatMap((m) =>
+        m.comparisons.map((c) => {
+          const value = (arm: string) => {
+            const a = m.arms.find((x) => x.arm === arm);
+            return a && a.value !== null ? `${formatNumber(a.value * m.displayScale, 3)} (${formatNumber(a.units)} units)` : '—';
+          };
+          return (
+            <tr key={`${m.metric}/${c.arm}`} data-metric={m.metric}>
+              <td>
+                {m.metric} <span class="muted">{m.role}{m.direction === 'decrease' ? ', lower is better' : ''}</span>
+                {m.guardrailBreached ? <div class="error-text">guardrail breached</div> : null}
+              </td>
+              <td>
+                {c.arm} vs {c.control}
+              </td>
+              <td>
+                {c.arm}: {value(c.arm)}
+                <br />
+                {c.control}: {value(c.control)}
+              </td>
+              <td class="lift">
+                {formatSignedPercent(c.relativeLift)} {formatInterval(c.ci, { signed: true })}
+              </td>
+              <td>{formatInterval(c.sequentialCi, { signed: true })}</td>
+              <td>{formatPercent(c.chanceToWin)}</td>
+              <td title={c.rule}>
+                <span class={`verdict verdict-${c.verdict}`}>{c.verdict}</span>
+                <div class="muted">{c.rule}</div>
+              </td>
+            </tr>
+          );
+        }),
+      )}
+    </HeadedTable>
   );
 }
 
@@ -96,9 +84,9 @@ function Srm(props: { analysis: AnalysisView }) {
   const { srm } = props.analysis;
   return (
     <p class={srm.mismatch ? 'error-text srm' : 'srm'}>
-      Sample ratio: {srm.mismatch ? 'MISMATCH' : 'as expected'} (p = {srm.pValue === null ? '—' : num(srm.pValue)}) —{' '}
+      Sample ratio: {srm.mismatch ? 'MISMATCH' : 'as expected'} (p = {srm.pValue === null ? '—' : formatNumber(srm.pValue, 3)}) —{' '}
       {Object.entries(srm.observedUnits)
-        .map(([arm, units]) => `${arm}: ${num(units)} units (expected ${percent(srm.expectedShares[arm] ?? null, 0)})`)
+        .map(([arm, units]) => `${arm}: ${formatNumber(units)} units (expected ${formatPercent(srm.expectedShares[arm] ?? null, 0)})`)
         .join('; ')}
     </p>
   );
@@ -150,37 +138,37 @@ function Decisions(props: { e: ExperimentView; api: PageProps['api']; onDone: ()
 export function ExperimentPage(props: PageProps) {
   const { api, params } = props;
   const id = params['id'] ?? '';
-  const detail = useResource(async () => {
+  const detail = useLoad(async () => {
     const [d, analyses] = await Promise.all([
       api.get<{ experiment: ExperimentView; changes: ExperimentChangeView[] }>(`/v1/experiments/${encodeURIComponent(id)}`),
       api.get<{ items: AnalysisView[] }>(`/v1/experiments/${encodeURIComponent(id)}/analyses`, { limit: 1 }),
     ]);
     return { ...d, analysis: analyses.items[0] };
-  }, [api, id]);
+  }, [api, id], { clearOnChange: true });
   return (
     <section class="page experiment-page">
       <h1>Experiment {id}</h1>
-      <ResourceView resource={detail} what={`experiment ${id}`}>
+      <LoadView load={detail} what={`experiment ${id}`}>
         {({ experiment: e, changes, analysis }) => (
           <>
-            <Fields
+            <FieldRows
               label="experiment"
               rows={[
                 ['Name', e.definition.name],
                 ['Hypothesis', e.definition.hypothesis],
-                ['Status', <span class={`badge ${statusBadge(e.status)}`}>{e.status}</span>],
-                ['Arms', e.definition.arms.map((a) => `${a.id}: ${a.checkpoint} (weight ${num(a.weight)}${a.control ? ', control' : ''})`).join('; ')],
+                ['Status', <Badge status={e.status} />],
+                ['Arms', e.definition.arms.map((a) => `${a.id}: ${a.checkpoint} (weight ${formatNumber(a.weight, 3)}${a.control ? ', control' : ''})`).join('; ')],
                 ['Unit', e.definition.unitType],
-                ['Metrics', `primary ${e.definition.metrics.primary}${e.definition.metrics.secondary.length ? `; secondary ${e.definition.metrics.secondary.join(', ')}` : ''}${e.definition.metrics.guardrails.length ? `; guardrails ${e.definition.metrics.guardrails.map((g) => `${g.metric} (≤ ${percent(g.maxRegression, 0)} worse)`).join(', ')}` : ''}`],
-                ['Ramp', `${rampText(e)}${e.rampStepSince ? ` since ${when(e.rampStepSince)}` : ''}; steps ${e.definition.ramp.map((s) => `${s.percent}%`).join(' → ')}`],
+                ['Metrics', `primary ${e.definition.metrics.primary}${e.definition.metrics.secondary.length ? `; secondary ${e.definition.metrics.secondary.join(', ')}` : ''}${e.definition.metrics.guardrails.length ? `; guardrails ${e.definition.metrics.guardrails.map((g) => `${g.metric} (≤ ${formatPercent(g.maxRegression, 0)} worse)`).join(', ')}` : ''}`],
+                ['Ramp', `${rampText(e)}${e.rampStepSince ? ` since ${formatTime(e.rampStepSince)}` : ''}; steps ${e.definition.ramp.map((s) => `${s.percent}%`).join(' → ')}`],
                 ['Stopping rule', e.definition.stoppingRule.kind],
-                ['Planned units per arm', num(e.plannedUnitsPerArm)],
-                ['Holdout', e.definition.holdout > 0 ? percent(e.definition.holdout, 0) : undefined],
+                ['Planned units per arm', formatNumber(e.plannedUnitsPerArm)],
+                ['Holdout', e.definition.holdout > 0 ? formatPercent(e.definition.holdout, 0) : undefined],
                 ['Origin', e.origin.kind === 'person' ? `created by ${e.origin.by}` : `proposed by training run ${e.origin.runId} (${e.origin.checkpoint}, sweep ${e.origin.sweepId})`],
-                ['Created', when(e.createdAt)],
-                ['Started', e.startedAt ? when(e.startedAt) : undefined],
-                ['Stopped', e.stoppedAt ? `${when(e.stoppedAt)}${e.stopReason ? `: ${e.stopReason}` : ''}` : undefined],
-                ['Stopped arms', e.stoppedArms.length ? e.stoppedArms.map((s) => `${s.arm} (${s.reason}, ${when(s.at)}): ${s.detail}`).join('; ') : undefined],
+                ['Created', formatTime(e.createdAt)],
+                ['Started', e.startedAt ? formatTime(e.startedAt) : undefined],
+                ['Stopped', e.stoppedAt ? `${formatTime(e.stoppedAt)}${e.stopReason ? `: ${e.stopReason}` : ''}` : undefined],
+                ['Stopped arms', e.stoppedArms.length ? e.stoppedArms.map((s) => `${s.arm} (${s.reason}, ${formatTime(s.at)}): ${s.detail}`).join('; ') : undefined],
                 ['Decision', decisionText(e)],
               ]}
             />
@@ -188,7 +176,7 @@ export function ExperimentPage(props: PageProps) {
             {analysis ? (
               <>
                 <p>
-                  {when(analysis.at)} · {percent(analysis.progress, 0)} of the planned sample ·{' '}
+                  {formatTime(analysis.at)} · {formatPercent(analysis.progress, 0)} of the planned sample ·{' '}
                   <strong>
                     recommends {analysis.recommendation.action}
                     {analysis.recommendation.arm ? ` (arm ${analysis.recommendation.arm})` : ''}
@@ -207,13 +195,13 @@ export function ExperimentPage(props: PageProps) {
             <ol class="history">
               {changes.map((c) => (
                 <li key={c.seq}>
-                  {when(c.at)} — {c.change} by {c.by}
+                  {formatTime(c.at)} — {c.change} by {c.by}
                 </li>
               ))}
             </ol>
           </>
         )}
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

@@ -6,11 +6,13 @@
  * pages.push({ path: '/experiments', title: 'Experiments', nav: true, component: ExperimentsPage });
  */
 import type { ExperimentView } from '../components/insights/api-views.ts';
-import { href, when } from '../components/insights/format.ts';
-import { ResourceView } from '../components/insights/resource-view.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { formatTime, href } from '../components/format.ts';
+import { LoadView } from '../components/page-state.tsx';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { FilterSelect } from '../components/filter-select.tsx';
+import { HeadedTable } from '../components/data-table.tsx';
+import { Badge } from '../components/badge.tsx';
 
 const STATUSES = ['draft', 'running', 'stopped', 'decided'] as const;
 
@@ -26,72 +28,50 @@ export function decisionText(e: ExperimentView): string | undefined {
   const d = e.decision;
   if (!d) return e.stopReason ? `stopped: ${e.stopReason}` : undefined;
   const what = d.kind === 'ship' ? `ship arm ${d.arm ?? '?'}${d.promoted ? ` (${d.promoted} is the incumbent)` : ''}` : d.kind === 'extend' ? `extend by ${d.extendDays ?? '?'} days` : d.kind;
-  return `${what} by ${d.by}, ${when(d.at)}: ${d.reason}`;
+  return `${what} by ${d.by}, ${formatTime(d.at)}: ${d.reason}`;
 }
 
 export function ExperimentsPage(props: PageProps) {
   const { api, query, navigate } = props;
   const status = query.get('status') ?? '';
-  const list = useResource(() => api.get<{ items: ExperimentView[]; cursor?: string }>('/v1/experiments', { status, limit: 100 }), [api, status]);
+  const list = useLoad(() => api.get<{ items: ExperimentView[]; cursor?: string }>('/v1/experiments', { status, limit: 100 }), [api, status], { clearOnChange: true });
   return (
     <section class="page experiments-page">
       <h1>Experiments</h1>
-      <label>
-        Status{' '}
-        <select value={status} aria-label="status filter" onChange={(e) => navigate(`/experiments${(e.currentTarget as HTMLSelectElement).value ? `?status=${(e.currentTarget as HTMLSelectElement).value}` : ''}`)}>
-          <option value="">every status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
-      <ResourceView resource={list} what="experiments">
+      <FilterSelect label="Status " ariaLabel="status filter" any="every status" value={status} options={STATUSES} onChange={(v) => navigate(`/experiments${v ? `?status=${v}` : ''}`)} />
+      <LoadView load={list} what="experiments">
         {({ items }) =>
           items.length === 0 ? (
             <p class="empty">No experiments{status ? ` ${status}` : ''} yet.</p>
           ) : (
-            <table class="data-table experiments">
-              <thead>
-                <tr>
-                  <th scope="col">Experiment</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Arms</th>
-                  <th scope="col">Ramp</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Decision</th>
+            <HeadedTable class="experiments" headings={['Experiment', 'Status', 'Arms', 'Ramp', 'Started', 'Decision']}>
+              {items.map((e) => (
+                <tr key={e.definition.id} data-experiment={e.definition.id}>
+                  <td>
+                    <a href={href(`/experiments/${encodeURIComponent(e.definition.id)}`)}>{e.definition.name}</a>
+                    <div class="muted">{e.definition.id}</div>
+                  </td>
+                  <td>
+                    <Badge status={e.status} />
+                  </td>
+                  <td>
+                    {e.definition.arms.map((a) => (
+                      <div key={a.id}>
+                        {a.id}: {a.checkpoint}
+                        {a.control ? ' (control)' : ''}
+                        {e.stoppedArms.some((s) => s.arm === a.id) ? ' — stopped' : ''}
+                      </div>
+                    ))}
+                  </td>
+                  <td>{rampText(e)}</td>
+                  <td>{formatTime(e.startedAt)}</td>
+                  <td>{decisionText(e) ?? '—'}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {items.map((e) => (
-                  <tr key={e.definition.id} data-experiment={e.definition.id}>
-                    <td>
-                      <a href={href(`/experiments/${encodeURIComponent(e.definition.id)}`)}>{e.definition.name}</a>
-                      <div class="muted">{e.definition.id}</div>
-                    </td>
-                    <td>
-                      <span class={`badge ${statusBadge(e.status)}`}>{e.status}</span>
-                    </td>
-                    <td>
-                      {e.definition.arms.map((a) => (
-                        <div key={a.id}>
-                          {a.id}: {a.checkpoint}
-                          {a.control ? ' (control)' : ''}
-                          {e.stoppedArms.some((s) => s.arm === a.id) ? ' — stopped' : ''}
-                        </div>
-                      ))}
-                    </td>
-                    <td>{rampText(e)}</td>
-                    <td>{when(e.startedAt)}</td>
-                    <td>{decisionText(e) ?? '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </HeadedTable>
           )
         }
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

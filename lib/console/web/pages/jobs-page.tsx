@@ -1,6 +1,7 @@
 /** `/jobs`: Batch jobs (`GET /v1/jobs`), filtered by status and category, newest first, a page at a time. */
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../page.ts';
+import { filterSelects } from '../components/filter-select.tsx';
 import { useLoad } from '../components/use-load.ts';
 import { ErrorPanel, Loading } from '../components/page-state.tsx';
 import { DataTable } from '../components/data-table.tsx';
@@ -46,18 +47,7 @@ export function JobsPage(props: PageProps) {
     () => props.api.get<{ jobs: Job[]; nextCursor?: string }>('/v1/jobs', { status: filters.status || undefined, category: filters.category || undefined, run, limit: 50, cursor: pager.cursor }),
     [filters, run, pager.cursor],
   );
-  const select = (name: keyof typeof filters, values: string[]) => (
-    <label>
-      {name}
-      <select name={name} value={filters[name]} onChange={(e) => setFilters({ ...filters, [name]: (e.target as HTMLSelectElement).value })}>
-        {['', ...values].map((v) => (
-          <option key={v} value={v}>
-            {v || 'any'}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
+  const select = filterSelects(filters, setFilters);
   return (
     <div>
       <h1>Jobs</h1>

@@ -5,8 +5,9 @@
  */
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../page.ts';
+import { filterSelects } from '../components/filter-select.tsx';
 import { useLoad } from '../components/use-load.ts';
-import { ErrorPanel, explainError, Loading } from '../components/page-state.tsx';
+import { ErrorPanel, explainError, Loading, StatusLine, type ActionStatus } from '../components/page-state.tsx';
 import { Pager, useCursorPager } from '../components/pager.tsx';
 import { Badge } from '../components/badge.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
@@ -98,7 +99,7 @@ export function NoticesPage(props: PageProps) {
     [filters, pager.cursor],
   );
   const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | undefined>();
+  const [status, setStatus] = useState<ActionStatus | undefined>();
   const act = async (path: string, what: string) => {
     setBusy(true);
     try {
@@ -112,18 +113,7 @@ export function NoticesPage(props: PageProps) {
       setBusy(false);
     }
   };
-  const select = (name: keyof typeof filters, values: string[]) => (
-    <label>
-      {name}
-      <select name={name} value={filters[name]} onChange={(e) => setFilters({ ...filters, [name]: (e.target as HTMLSelectElement).value })}>
-        {['', ...values].map((v) => (
-          <option key={v} value={v}>
-            {v || 'any'}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
+  const select = filterSelects(filters, setFilters);
   return (
     <div>
       <h1>Notices</h1>
@@ -132,9 +122,7 @@ export function NoticesPage(props: PageProps) {
         {select('kind', ['failure', 'stall', 'decision', 'budget', 'info'])}
         {select('severity', ['info', 'warning', 'alert'])}
       </div>
-      <p class={`status-line ${status ? (status.ok ? 'ok' : 'bad') : ''}`} role="status" aria-live="polite">
-        {status?.text ?? ''}
-      </p>
+      <StatusLine status={status} />
       {page.loading && !page.value ? <Loading what="notices" /> : null}
       {page.error ? <ErrorPanel error={page.error} onRetry={page.reload} /> : null}
       {page.value && page.value.notices.length === 0 ? <p class="empty">No notices{filters.status ? ` that are ${filters.status}` : ''}.</p> : null}

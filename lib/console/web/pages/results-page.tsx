@@ -11,10 +11,12 @@ import { buildIntervalBarChart } from '../../../shared/chart/build-interval-bar-
 import { ConsoleApiError, type ConsoleApi } from '../api-client.ts';
 import { ChartView } from '../components/chart-view.tsx';
 import type { CheckpointRow, HarnessMode, IncumbentView, ResultRow, SuiteRow } from '../components/insights/api-views.ts';
-import { href, interval, percent, signedPercent, when } from '../components/insights/format.ts';
-import { ResourceView } from '../components/insights/resource-view.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { formatInterval, formatPercent, formatSignedPercent, formatTime, href } from '../components/format.ts';
+import { LoadView } from '../components/page-state.tsx';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
+import { FilterSelect } from '../components/filter-select.tsx';
+import { HeadedTable } from '../components/data-table.tsx';
 
 const MODES: HarnessMode[] = ['strict', 'lenient'];
 
@@ -70,11 +72,11 @@ function ModeCell(props: { row: ResultRow | undefined; pair: ResultPair }) {
     <td class="score-cell">
       <a href={href('/attempts', { checkpoint: pair.checkpoint, suite: pair.suite, mode: row.mode })} title={`attempts of ${pair.checkpoint} on ${pair.suite} (${row.mode})`}>
         <strong class="score" data-mode={row.mode}>
-          {percent(row.score)}
+          {formatPercent(row.score)}
         </strong>
       </a>{' '}
       <span class="interval" data-mode={row.mode}>
-        {interval(row.ci)}
+        {formatInterval(row.ci)}
       </span>
       <div class="muted">
         {row.passes}/{row.attempts} attempts passed · {row.n}/{row.tasks} tasks
@@ -89,51 +91,39 @@ function ModeCell(props: { row: ResultRow | undefined; pair: ResultPair }) {
 function ResultsTable(props: { pairs: ResultPair[]; incumbent: string | undefined }) {
   if (props.pairs.length === 0) return <p class="empty">No results yet: a sweep writes them when it finishes a cell.</p>;
   return (
-    <table class="data-table results">
-      <thead>
-        <tr>
-          <th scope="col">Suite</th>
-          <th scope="col">Checkpoint</th>
-          <th scope="col">Strict [95% interval]</th>
-          <th scope="col">Lenient [95% interval]</th>
-          <th scope="col">Lenient − strict</th>
-          <th scope="col">Sweep</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.pairs.map((pair) => {
-          const strict = pair.byMode.strict;
-          const lenient = pair.byMode.lenient;
-          const gap = strict?.score != null && lenient?.score != null ? lenient.score - strict.score : undefined;
-          const newest = [strict, lenient].filter((r): r is ResultRow => r !== undefined).sort((a, b) => b.at.localeCompare(a.at))[0];
-          return (
-            <tr key={`${pair.suite}/${pair.checkpoint}`} data-checkpoint={pair.checkpoint} data-suite={pair.suite}>
-              <td>
-                <a href={href(`/suites/${encodeURIComponent(pair.suite)}`)}>{pair.suite}</a>
-              </td>
-              <td>
-                {pair.checkpoint}
-                {pair.checkpoint === props.incumbent && <> <span class="badge badge-good">incumbent</span></>}
-              </td>
-              <ModeCell row={strict} pair={pair} />
-              <ModeCell row={lenient} pair={pair} />
-              <td>{gap === undefined ? '—' : signedPercent(gap)}</td>
-              <td class="muted">
-                {newest ? (
-                  <>
-                    {newest.sweepId}
-                    <br />
-                    {when(newest.at)}
-                  </>
-                ) : (
-                  '—'
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <HeadedTable class="results" headings={['Suite', 'Checkpoint', 'Strict [95% interval]', 'Lenient [95% interval]', 'Lenient − strict', 'Sweep']}>
+      {props.pairs.map((pair) => {
+        const strict = pair.byMode.strict;
+        const lenient = pair.byMode.lenient;
+        const gap = strict?.score != null && lenient?.score != null ? lenient.score - strict.score : undefined;
+        const newest = [strict, lenient].filter((r): r is ResultRow => r !== undefined).sort((a, b) => b.at.localeCompare(a.at))[0];
+        return (
+          <tr key={`${pair.suite}/${pair.checkpoint}`} data-checkpoint={pair.checkpoint} data-suite={pair.suite}>
+            <td>
+              <a href={href(`/suites/${encodeURIComponent(pair.suite)}`)}>{pair.suite}</a>
+            </td>
+            <td>
+              {pair.checkpoint}
+              {pair.checkpoint === props.incumbent && <> <span class="badge badge-good">incumbent</span></>}
+            </td>
+            <ModeCell row={strict} pair={pair} />
+            <ModeCell row={lenient} pair={pair} />
+            <td>{gap === undefined ? '—' : formatSignedPercent(gap)}</td>
+            <td class="muted">
+              {newest ? (
+                <>
+                  {newest.sweepId}
+                  <br />
+                  {formatTime(newest.at)}
+                </>
+              ) : (
+                '—'
+              )}
+            </td>
+          </tr>
+        );
+      })}
+    </HeadedTable>
   );
 }
 
@@ -162,7 +152,7 @@ export function ResultsPage(props: PageProps) {
   const { api, query, navigate } = props;
   const suite = query.get('suite') ?? '';
   const checkpoint = query.get('checkpoint') ?? '';
-  const lists = useResource(
+  const lists = useLoad(
     async () => {
       const [suites, checkpoints, incumbent] = await Promise.all([
         api.get<{ items: SuiteRow[] }>('/v1/suites'),
@@ -172,11 +162,13 @@ export function ResultsPage(props: PageProps) {
       return { suites: suites.items, checkpoints: checkpoints.items, incumbent };
     },
     [api],
+    { clearOnChange: true },
   );
-  const results = useResource(
+  const results = useLoad(
     // Until the suites are known there is nothing to ask for; this view is not shown before then.
     async () => (lists.value ? latestPairs(await loadResults(api, suite, checkpoint, lists.value.suites)) : new Promise<never>(() => {})),
     [api, suite, checkpoint, lists.value],
+    { clearOnChange: true },
   );
   const go = (next: { suite?: string; checkpoint?: string }) => {
     const params = new URLSearchParams();
@@ -190,45 +182,32 @@ export function ResultsPage(props: PageProps) {
   return (
     <section class="page results-page">
       <h1>Results</h1>
-      <ResourceView resource={lists} what="suites and checkpoints">
+      <LoadView load={lists} what="suites and checkpoints">
         {({ suites, checkpoints, incumbent }) => (
           <>
             <form class="filters" onSubmit={(e) => e.preventDefault()}>
-              <label>
-                Suite{' '}
-                <select value={suite} onChange={(e) => go({ suite: (e.currentTarget as HTMLSelectElement).value })} aria-label="suite filter">
-                  <option value="">every suite</option>
-                  {suites.map((s) => (
-                    <option key={s.id} value={s.id}>
-                      {s.id} ({s.status})
-                    </option>
-                  ))}
-                </select>
-              </label>{' '}
-              <label>
-                Checkpoint{' '}
-                <select value={checkpoint} onChange={(e) => go({ checkpoint: (e.currentTarget as HTMLSelectElement).value })} aria-label="checkpoint filter">
-                  <option value="">every checkpoint</option>
-                  {checkpoints.map((c) => (
-                    <option key={c.id} value={c.id}>
-                      {c.id}
-                    </option>
-                  ))}
-                </select>
-              </label>{' '}
-              <span class="muted">Incumbent: {incumbent ? `${incumbent.checkpoint} since ${when(incumbent.since)}` : 'none set yet'}</span>
+              <FilterSelect
+                label="Suite "
+                ariaLabel="suite filter"
+                any="every suite"
+                value={suite}
+                options={suites.map((s) => ({ value: s.id, label: `${s.id} (${s.status})` }))}
+                onChange={(v) => go({ suite: v })}
+              />{' '}
+              <FilterSelect label="Checkpoint " ariaLabel="checkpoint filter" any="every checkpoint" value={checkpoint} options={checkpoints.map((c) => c.id)} onChange={(v) => go({ checkpoint: v })} />{' '}
+              <span class="muted">Incumbent: {incumbent ? `${incumbent.checkpoint} since ${formatTime(incumbent.since)}` : 'none set yet'}</span>
             </form>
-            <ResourceView resource={results} what="results">
+            <LoadView load={results} what="results">
               {(pairs) => (
                 <>
                   <ResultsChart pairs={pairs} suiteFilter={suite} />
                   <ResultsTable pairs={pairs} incumbent={incumbent?.checkpoint} />
                 </>
               )}
-            </ResourceView>
+            </LoadView>
           </>
         )}
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

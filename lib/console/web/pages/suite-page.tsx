@@ -11,22 +11,22 @@ import { buildLineChart } from '../../../shared/chart/build-line-chart.ts';
 import { ChartView } from '../components/chart-view.tsx';
 import { ActionButton } from '../components/insights/action-button.tsx';
 import type { SuiteDetailView } from '../components/insights/api-views.ts';
-import { Fields } from '../components/insights/fields.tsx';
-import { days, href, num, percent, when } from '../components/insights/format.ts';
-import { ResourceView } from '../components/insights/resource-view.tsx';
+import { FieldRows } from '../components/value.tsx';
+import { formatDays, formatNumber, formatPercent, formatTime, href } from '../components/format.ts';
+import { LoadView } from '../components/page-state.tsx';
 import { DEFAULT_SATURATION_THRESHOLD, projectSaturation } from '../components/insights/saturation.ts';
 import { SaturationMeter } from '../components/insights/saturation-meter.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { Badge } from '../components/badge.tsx';
 
 function usefulLifeLine(suite: SuiteDetailView, daysLeft: number | undefined, slopePerDay: number | undefined): string {
   const life = suite.usefulLife;
-  if (life.endedBy === 'saturation') return `Saturated after ${days(life.days)} (${when(life.endedAt)}).`;
-  if (life.endedBy === 'retirement') return `Retired after ${days(life.days)} without saturating (${when(life.endedAt)}).`;
-  if (daysLeft !== undefined) return `Useful for ${days(life.days)} so far; about ${days(daysLeft)} left at the current pace (+${percent(slopePerDay, 2)} a day).`;
-  if (slopePerDay !== undefined) return `Useful for ${days(life.days)} so far; the best score is not rising, so no saturation is in sight.`;
-  return `Useful for ${days(life.days)} so far; too few sweeps to measure a pace.`;
+  if (life.endedBy === 'saturation') return `Saturated after ${formatDays(life.days)} (${formatTime(life.endedAt)}).`;
+  if (life.endedBy === 'retirement') return `Retired after ${formatDays(life.days)} without saturating (${formatTime(life.endedAt)}).`;
+  if (daysLeft !== undefined) return `Useful for ${formatDays(life.days)} so far; about ${formatDays(daysLeft)} left at the current pace (+${formatPercent(slopePerDay, 2)} a day).`;
+  if (slopePerDay !== undefined) return `Useful for ${formatDays(life.days)} so far; the best score is not rising, so no saturation is in sight.`;
+  return `Useful for ${formatDays(life.days)} so far; too few sweeps to measure a pace.`;
 }
 
 function RetireForm(props: { suite: SuiteDetailView; onDone: () => void; api: PageProps['api'] }) {
@@ -55,31 +55,31 @@ function RetireForm(props: { suite: SuiteDetailView; onDone: () => void; api: Pa
 export function SuitePage(props: PageProps) {
   const { api, params } = props;
   const id = params['id'] ?? '';
-  const suite = useResource(() => api.get<SuiteDetailView>(`/v1/suites/${encodeURIComponent(id)}`), [api, id]);
+  const suite = useLoad(() => api.get<SuiteDetailView>(`/v1/suites/${encodeURIComponent(id)}`), [api, id], { clearOnChange: true });
   return (
     <section class="page suite-page">
       <h1>Suite {id}</h1>
-      <ResourceView resource={suite} what={`suite ${id}`}>
+      <LoadView load={suite} what={`suite ${id}`}>
         {(s) => {
           const threshold = s.saturationThreshold ?? DEFAULT_SATURATION_THRESHOLD;
           const projection = projectSaturation(s.bestScores, threshold, s.version);
           const current = s.bestScores.filter((p) => p.suiteVersion === s.version);
           return (
             <>
-              <Fields
+              <FieldRows
                 label="suite"
                 rows={[
-                  ['Status', <span class={`badge ${statusBadge(s.status)}`}>{s.status}</span>],
+                  ['Status', <Badge status={s.status} />],
                   ['Version', `v${s.version}`],
                   ['Visibility', s.visibility === 'private' ? 'private (held out of training)' : 'public'],
                   ['Owner', s.owner],
                   ['Description', s.description],
-                  ['Tasks', num(s.taskCount)],
-                  ['Created', when(s.createdAt)],
+                  ['Tasks', formatNumber(s.taskCount)],
+                  ['Created', formatTime(s.createdAt)],
                   ['Saturation', <SaturationMeter best={projection.current ?? s.best?.score} threshold={threshold} thresholdIsDefault={s.saturationThreshold === undefined} />],
-                  ['Best', s.best ? <a href={href('/results', { suite: s.id, checkpoint: s.best.checkpoint })}>{`${percent(s.best.score)} by ${s.best.checkpoint} (sweep ${s.best.sweepId}, ${when(s.best.at)})`}</a> : undefined],
+                  ['Best', s.best ? <a href={href('/results', { suite: s.id, checkpoint: s.best.checkpoint })}>{`${formatPercent(s.best.score)} by ${s.best.checkpoint} (sweep ${s.best.sweepId}, ${formatTime(s.best.at)})`}</a> : undefined],
                   ['Useful life', <span class="useful-life">{usefulLifeLine(s, projection.daysLeft, projection.slopePerDay)}</span>],
-                  ['Retired', s.retiredAt ? `${when(s.retiredAt)}${s.retiredBy ? ` by ${s.retiredBy}` : ''}: ${s.retiredReason ?? 'no reason given'}` : undefined],
+                  ['Retired', s.retiredAt ? `${formatTime(s.retiredAt)}${s.retiredBy ? ` by ${s.retiredBy}` : ''}: ${s.retiredReason ?? 'no reason given'}` : undefined],
                 ]}
               />
               <p>
@@ -91,7 +91,7 @@ export function SuitePage(props: PageProps) {
                   height={320}
                   option={buildLineChart({
                     title: `Best strict score on ${s.id} v${s.version}`,
-                    subtitle: `saturation threshold ${percent(threshold, 0)}`,
+                    subtitle: `saturation threshold ${formatPercent(threshold, 0)}`,
                     x: { name: 'sweep', type: 'time' },
                     y: { name: 'best strict pass@1', percent: true },
                     series: [
@@ -105,7 +105,7 @@ export function SuitePage(props: PageProps) {
             </>
           );
         }}
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

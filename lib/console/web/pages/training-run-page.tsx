@@ -10,13 +10,13 @@ import { buildLineChart } from '../../../shared/chart/build-line-chart.ts';
 import { ChartView } from '../components/chart-view.tsx';
 import { ActionButton } from '../components/insights/action-button.tsx';
 import type { TrainingMetricsLineView, TrainingRunView } from '../components/insights/api-views.ts';
-import { Fields } from '../components/insights/fields.tsx';
-import { href, num, when } from '../components/insights/format.ts';
-import { ResourceView } from '../components/insights/resource-view.tsx';
-import { useResource } from '../components/insights/use-resource.ts';
+import { FieldRows } from '../components/value.tsx';
+import { formatNumber, formatTime, href } from '../components/format.ts';
+import { LoadView } from '../components/page-state.tsx';
+import { useLoad } from '../components/use-load.ts';
 import type { PageProps } from '../page.ts';
 import { stepText } from './training-page.tsx';
-import { statusBadge } from '../components/insights/status-badge.ts';
+import { Badge } from '../components/badge.tsx';
 
 const TERMINAL = ['succeeded', 'failed', 'stopped'];
 /** Fields of a metrics line that are not curves. */
@@ -44,9 +44,9 @@ export function curvesOf(lines: TrainingMetricsLineView[]): Array<[string, Array
 function configSummary(run: TrainingRunView): string {
   const t = run.request.trainer;
   return [
-    `${num(t.steps)} steps`,
-    `learning rate ${num(t.learningRate)}`,
-    `batch ${num(t.batchSize)}`,
+    `${formatNumber(t.steps)} steps`,
+    `learning rate ${formatNumber(t.learningRate, 3)}`,
+    `batch ${formatNumber(t.batchSize)}`,
     t.lora ? `LoRA rank ${t.lora.rank}` : 'full fine-tune',
     `${t.gpus} GPU${t.gpus === 1 ? '' : 's'} × ${t.nodes} node${t.nodes === 1 ? '' : 's'}`,
   ].join(', ');
@@ -57,7 +57,7 @@ function datasetSummary(run: TrainingRunView): string {
   const parts = [
     d.runs.length ? `runs ${d.runs.join(', ')}` : '',
     d.sweeps.length ? `sweeps ${d.sweeps.join(', ')}` : '',
-    d.feedback ? `production feedback (up to ${num(d.feedback.limit)})` : '',
+    d.feedback ? `production feedback (up to ${formatNumber(d.feedback.limit)})` : '',
     `decisions: ${d.decisions}`,
   ].filter((p) => p !== '');
   return parts.join('; ');
@@ -67,29 +67,29 @@ export function TrainingRunPage(props: PageProps) {
   const { api, params } = props;
   const id = params['id'] ?? '';
   const path = `/v1/training-runs/${encodeURIComponent(id)}`;
-  const run = useResource(() => api.get<TrainingRunView>(path), [api, id]);
-  const curves = useResource(() => api.get<{ lines: TrainingMetricsLineView[] }>(`${path}/curves`), [api, id, run.value?.step]);
+  const run = useLoad(() => api.get<TrainingRunView>(path), [api, id], { clearOnChange: true });
+  const curves = useLoad(() => api.get<{ lines: TrainingMetricsLineView[] }>(`${path}/curves`), [api, id, run.value?.step], { clearOnChange: true });
   return (
     <section class="page training-run-page">
       <h1>Training run {id}</h1>
-      <ResourceView resource={run} what={`training run ${id}`}>
+      <LoadView load={run} what={`training run ${id}`}>
         {(r) => (
           <>
-            <Fields
+            <FieldRows
               label="training run"
               rows={[
-                ['Status', <span class={`badge ${statusBadge(r.status)}`}>{r.status}</span>],
+                ['Status', <Badge status={r.status} />],
                 ['Error', r.error ? `${r.error.error}: ${r.error.cause}` : undefined],
                 ['Base', r.request.base],
                 ['Step', stepText(r)],
-                ['Last heartbeat', r.lastHeartbeatAt ? `${when(r.lastHeartbeatAt)} (stall alarm after ${r.request.stallMinutes} min)` : undefined],
+                ['Last heartbeat', r.lastHeartbeatAt ? `${formatTime(r.lastHeartbeatAt)} (stall alarm after ${r.request.stallMinutes} min)` : undefined],
                 ['Configuration', configSummary(r)],
                 ['Dataset', `${datasetSummary(r)}${r.datasetId ? ` → ${r.datasetId}` : ''}`],
                 ['Checkpoint', r.checkpointId ? <a href={href('/results', { checkpoint: r.checkpointId })}>{r.checkpointId}</a> : undefined],
                 ['Sweep', r.sweepId],
                 ['Then', `${r.request.sweep ? 'sweep the checkpoint' : 'no sweep'}${r.request.proposeExperiment ? ', propose an A/B test when it beats the incumbent' : ''}`],
-                ['Created', `${when(r.createdAt)}${r.createdBy ? ` by ${r.createdBy}` : ''}`],
-                ['Ended', r.endedAt ? `${when(r.endedAt)}${r.stoppedBy ? ` (stopped by ${r.stoppedBy})` : ''}` : undefined],
+                ['Created', `${formatTime(r.createdAt)}${r.createdBy ? ` by ${r.createdBy}` : ''}`],
+                ['Ended', r.endedAt ? `${formatTime(r.endedAt)}${r.stoppedBy ? ` (stopped by ${r.stoppedBy})` : ''}` : undefined],
                 ['Resumed', r.resumes ? `${r.resumes} times` : undefined],
               ]}
             />
@@ -98,7 +98,7 @@ export function TrainingRunPage(props: PageProps) {
               <ActionButton label="Resume" disabled={r.status !== 'stopped' && r.status !== 'failed'} confirm={`Resume training run ${r.runId} from its last saved state?`} run={() => api.post(`${path}/resume`)} onDone={run.reload} />
             </div>
             <h2>Curves</h2>
-            <ResourceView resource={curves} what="curves">
+            <LoadView load={curves} what="curves">
               {({ lines }) => {
                 const all = curvesOf(lines);
                 if (all.length === 0) return <p class="empty">No metrics yet: the trainer writes one line per step.</p>;
@@ -115,10 +115,10 @@ export function TrainingRunPage(props: PageProps) {
                   </div>
                 );
               }}
-            </ResourceView>
+            </LoadView>
           </>
         )}
-      </ResourceView>
+      </LoadView>
     </section>
   );
 }

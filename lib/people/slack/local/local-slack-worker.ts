@@ -15,11 +15,9 @@
 import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
-import { createQueueConsumer } from '../../../drivers/local/queue-consumer.ts';
-import { openDatabase } from '../../../drivers/local/sqlite-database.ts';
-import { SqliteQueue } from '../../../drivers/local/sqlite-queue.ts';
+import { startLocalEventQueue, type LocalEventLog } from '../../../drivers/local/local-event-queue.ts';
+import type { SqliteQueue } from '../../../drivers/local/sqlite-queue.ts';
 import { ConfigurationError } from '../../../errors.ts';
-import { EVENT_SOURCE } from '../../../ports/events.ts';
 import type { Ports } from '../../../ports/ports.ts';
 import { defineRecordCodec } from '../../../shared/record-codec.ts';
 import { sweepSettingsFromEnv } from '../../../sweeps/sweep-settings.ts';
@@ -43,7 +41,7 @@ export const LOCAL_SLACK_QUEUE_NAMES = { queue: 'people-slack', deadLetters: 'pe
 
 /** What the tail reads: the local event log (`LocalEvents.after`). */
 export interface SlackWorkPorts extends Ports {
-  events: Ports['events'] & { after(seq: number, options: { types?: readonly string[]; limit?: number }): Array<{ seq: number; id: string; type: string; detail: unknown; publishedAt: number }> };
+  events: Ports['events'] & LocalEventLog;
 }
 
 export interface LocalSlackWorker {
@@ -57,9 +55,6 @@ export function startLocalSlackWorker(
   options: { dataDir: string; maxReceiveCount: number; logger?: Logger; pollMs?: number; visibilityTimeoutSeconds?: number; env?: NodeJS.ProcessEnv },
 ): LocalSlackWorker {
   const env = options.env ?? process.env;
-  const db = openDatabase(join(options.dataDir, 'people-slack-queue.sqlite'));
-  const deadLetters = new SqliteQueue(db, LOCAL_SLACK_QUEUE_NAMES.deadLetters);
-  const queue = new SqliteQueue(db, LOCAL_SLACK_QUEUE_NAMES.queue, { deadLetter: deadLetters, maxReceiveCount: options.maxReceiveCount });
   // The environment is read per batch, so a bot configured after the start is used.
   const resolveDeps = (): Promise<SlackWorkerDeps> => {
     const slack = slackWebApiFromEnv(env);
@@ -67,52 +62,22 @@ export function startLocalSlackWorker(
     const consoleUrl = env.FLYWHEEL_CONSOLE_URL;
     return Promise.resolve({ ports, slack, admins: slackAdminsFromEnv(env), sweepSettings: sweepSettingsFromEnv(env), ...(consoleUrl ? { consoleUrl } : {}) });
   };
-  const consumer = createQueueConsumer({
-    queue,
+  return startLocalEventQueue({
+    records: ports.records,
+    events: ports.events,
+    types: [SLACK_WORK_EVENT],
+    cursor: { key: CURSOR_KEY, codec: localSlackCursor },
+    file: join(options.dataDir, 'people-slack-queue.sqlite'),
+    queueName: LOCAL_SLACK_QUEUE_NAMES.queue,
+    deadLetterName: LOCAL_SLACK_QUEUE_NAMES.deadLetters,
+    maxReceiveCount: options.maxReceiveCount,
     handler: makeSlackWorkerHandler(resolveDeps),
     queueArn: 'arn:aws:sqs:local:000000000000:flywheel-people-slack',
-    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 60,
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
     // One at a time: two clicks on one button are answered one after the other (the second: "already answered").
     concurrency: 1,
-    ...(options.logger ? { logger: options.logger } : {}),
+    tailName: 'slack work',
+    pollMs: options.pollMs ?? 200,
+    logger: options.logger,
   });
-  consumer.start();
-
-  let running = true;
-  let timer: NodeJS.Timeout | undefined;
-  let ticking: Promise<void> = Promise.resolve();
-  const tick = async () => {
-    let seq = localSlackCursor.decodeIfPresent(await ports.records.get(CURSOR_KEY.pk, CURSOR_KEY.sk))?.seq ?? 0;
-    for (;;) {
-      const batch = ports.events.after(seq, { types: [SLACK_WORK_EVENT], limit: 100 });
-      if (batch.length === 0) break;
-      for (let i = 0; i < batch.length; i += 10) {
-        await queue.sendBatch(
-          batch.slice(i, i + 10).map((e) => JSON.stringify({ version: '0', id: e.id, 'detail-type': e.type, source: EVENT_SOURCE, time: new Date(e.publishedAt).toISOString(), detail: e.detail })),
-        );
-      }
-      seq = batch[batch.length - 1]!.seq;
-      await ports.records.put(localSlackCursor.encode({ seq }));
-    }
-  };
-  const loop = () => {
-    if (!running) return;
-    ticking = tick()
-      .catch((error: unknown) => options.logger?.error('slack work event tail failed', { error: error as Error }))
-      .finally(() => {
-        if (running) timer = setTimeout(loop, options.pollMs ?? 200);
-      });
-  };
-  loop();
-  return {
-    queue,
-    deadLetters,
-    async close() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      await ticking;
-      await consumer.stop();
-      db.close();
-    },
-  };
 }

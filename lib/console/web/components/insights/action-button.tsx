@@ -7,7 +7,7 @@
  * <ActionButton label="Retire" confirm="Retire suite forge-py? Sweeps stop running it." run={() => api.post(`/v1/suites/${id}/retire`, { reason })} onDone={reload} />
  */
 import { useState } from 'preact/hooks';
-import { errorText } from './resource-view.tsx';
+import { errorText } from '../page-state.tsx';
 
 export interface ActionButtonProps {
   label: string;

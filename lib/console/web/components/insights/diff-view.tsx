@@ -6,7 +6,7 @@
  * @example
  * <DiffView diff={detail.diff.text} truncated={detail.diff.truncated} bytes={detail.diff.bytes} />
  */
-import { num } from './format.ts';
+import { formatNumber } from '../format.ts';
 
 export type DiffLineKind = 'add' | 'del' | 'context' | 'hunk' | 'meta';
 export interface DiffFile {
@@ -92,7 +92,7 @@ export function DiffView(props: { diff: string; truncated?: boolean; bytes?: num
     <div class="diff">
       <p class="muted">
         {files.length} file{files.length === 1 ? '' : 's'} changed, +{files.reduce((a, f) => a + f.added, 0)} −{files.reduce((a, f) => a + f.removed, 0)}
-        {props.truncated ? ` (first part shown; the diff is ${num(props.bytes)} bytes)` : ''}
+        {props.truncated ? ` (first part shown; the diff is ${formatNumber(props.bytes)} bytes)` : ''}
       </p>
       {files.map((f, i) => (
         <div class="diff-file" key={`${f.path}-${i}`}>

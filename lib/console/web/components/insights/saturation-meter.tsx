@@ -5,7 +5,7 @@
  * @example
  * <SaturationMeter best={0.62} threshold={0.9} />
  */
-import { percent } from './format.ts';
+import { formatPercent } from '../format.ts';
 
 export function SaturationMeter(props: { best: number | undefined; threshold: number; thresholdIsDefault?: boolean }) {
   const best = props.best;
@@ -25,7 +25,7 @@ export function SaturationMeter(props: { best: number | undefined; threshold: nu
         <div style={{ position: 'absolute', left: `${props.threshold * 100}%`, top: '-3px', height: '16px', borderLeft: '2px solid #111827' }} title="saturation threshold" />
       </div>
       <span class="saturation-text">
-        best {best === undefined ? 'none yet' : percent(best)} of {percent(props.threshold, 0)} threshold{props.thresholdIsDefault ? ' (stage default)' : ''}
+        best {best === undefined ? 'none yet' : formatPercent(best)} of {formatPercent(props.threshold, 0)} threshold{props.thresholdIsDefault ? ' (stage default)' : ''}
       </span>
     </div>
   );

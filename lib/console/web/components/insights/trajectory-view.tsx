@@ -9,7 +9,7 @@
  */
 import type { AttemptDetailView, BoundedText, TrajectoryStepView } from './api-views.ts';
 import { CollapsibleText } from './collapsible-text.tsx';
-import { duration, num } from './format.ts';
+import { formatDuration, formatNumber } from '../format.ts';
 
 type Decision = AttemptDetailView['decisions'][number];
 type Flag = AttemptDetailView['integrity']['flags'][number];
@@ -20,7 +20,7 @@ function Text(props: { value: BoundedText; label: string; lines?: number }) {
   return (
     <>
       <CollapsibleText text={value.text} label={props.label} {...(props.lines !== undefined ? { lines: props.lines } : {})} />
-      {value.truncated && <div class="muted">(cut by the API: {num(value.bytes)} bytes in all)</div>}
+      {value.truncated && <div class="muted">(cut by the API: {formatNumber(value.bytes)} bytes in all)</div>}
     </>
   );
 }
@@ -75,7 +75,7 @@ function ToolCall(props: { call: { id: string; name: string; arguments: BoundedT
         <div class={`tool-result${result.isError ? ' tool-error' : ''}`}>
           <div class="muted">
             result{result.isError ? ' (error)' : ''}
-            {result.exitCode !== undefined && result.exitCode !== null ? `, exit code ${result.exitCode}` : ''}, {duration(result.durationMs)}
+            {result.exitCode !== undefined && result.exitCode !== null ? `, exit code ${result.exitCode}` : ''}, {formatDuration(result.durationMs)}
           </div>
           <Text value={result.content} label={`result of ${call.name}`} lines={12} />
         </div>
@@ -102,7 +102,7 @@ function Step(props: { step: TrajectoryStepView; results: Map<string, ToolResult
       return (
         <div class="step step-assistant" id={`step-${step.messageId}`} data-seq={step.seq} style={STEP_STYLE}>
           <div class="step-role" style={ROLE_STYLE}>
-            assistant, turn {step.turn} <span class="muted">({num(step.usage.promptTokens)} prompt + {num(step.usage.completionTokens)} completion tokens, {duration(step.durationMs)}, {step.finishReason})</span>
+            assistant, turn {step.turn} <span class="muted">({formatNumber(step.usage.promptTokens)} prompt + {formatNumber(step.usage.completionTokens)} completion tokens, {formatDuration(step.durationMs)}, {step.finishReason})</span>
           </div>
           {mine
             .filter((d) => !d.toolCallId || !step.toolCalls.some((c) => c.id === d.toolCallId))
@@ -143,7 +143,7 @@ function Step(props: { step: TrajectoryStepView; results: Map<string, ToolResult
       return (
         <div class="step step-outcome" data-seq={step.seq} style={STEP_STYLE}>
           <strong>outcome</strong>: {step.stopReason}
-          {step.limitsHit.length ? `, limits hit: ${step.limitsHit.join(', ')}` : ''}, {step.turns} turns, {duration(step.durationMs)}
+          {step.limitsHit.length ? `, limits hit: ${step.limitsHit.join(', ')}` : ''}, {step.turns} turns, {formatDuration(step.durationMs)}
           {step.costUsd !== undefined ? `, $${step.costUsd.toFixed(4)}` : ''}
         </div>
       );
