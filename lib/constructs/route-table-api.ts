@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { Size, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -42,6 +42,8 @@ export class RouteTableApi extends Construct {
       apiKeySourceType: apigw.ApiKeySourceType.HEADER,
       // A handler's base64 PNG (a training run's curves) goes out as bytes to a client that accepts image/png.
       binaryMediaTypes: ['image/png'],
+      // Answers over 1 KiB are gzipped for clients that accept it: the console's script (about 700 KB) and long lists.
+      minCompressionSize: Size.kibibytes(1),
       // Execution logs need the account-level CloudWatch role.
       cloudWatchRole: true,
       deployOptions: {

@@ -298,7 +298,7 @@ describe.each(stageNames)('api stack (%s)', (name) => {
   const api = () => get(name).api;
 
   it('a Regional REST API with one method per route, each requiring an API key but the open ones', () => {
-    api().hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+    api().hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] }, MinimumCompressionSize: 1024 });
     const methods = Object.values(resourcesOfType(api(), 'AWS::ApiGateway::Method'));
     expect(methods).toHaveLength(routes.length);
     // Open routes (the console's files, Slack's signed requests) take no key; every other method needs one.
