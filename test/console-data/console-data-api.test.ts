@@ -133,7 +133,7 @@ describe('GET /v1/attempts/{id}', () => {
           reasons: ['tests-failed'],
           perTest: { 'test_add': 'failed', 'test_sub': 'passed' },
           counts: { passed: 1, failed: 1, skipped: 0, error: 0 },
-          integrity: [{ kind: 'skip-marker', file: 'test_calc.py', line: 3, evidence: '@pytest.mark.skip', source: 'diff' }],
+          integrity: [{ kind: 'test-file-edit', file: 'test_calc.py', line: 3, evidence: 'assert True', source: 'diff' }],
           judgement: {
             judge: { name: 'rubric', version: '3' }, score: 0.5, complete: true, calls: 1, usage: { promptTokens: 1, completionTokens: 1 }, latencyMs: 1,
             criteria: [{ id: 'c1', verdict: 'pass', score: 1, reason: 'fixed', evidence: [] }, { id: 'c2', verdict: 'fail', score: 0, reason: 'no test', evidence: [] }],
@@ -169,7 +169,7 @@ describe('GET /v1/attempts/{id}', () => {
     expect(last.body.trajectory.nextStepOffset).toBeUndefined();
     expect(d.diff).toEqual({ text: patch, bytes: patch.length, truncated: false });
     expect(d.grade.tests).toEqual([{ id: 'test_add', outcome: 'failed' }, { id: 'test_sub', outcome: 'passed' }]);
-    expect(d.integrity.flags).toEqual([{ kind: 'skip-marker', file: 'test_calc.py', line: 3, evidence: '@pytest.mark.skip', source: 'diff' }]);
+    expect(d.integrity.flags).toEqual([{ kind: 'test-file-edit', file: 'test_calc.py', line: 3, evidence: 'assert True', source: 'diff' }]);
     expect(d.judge).toEqual({ judge: 'rubric@3', score: 0.5, complete: true, criteria: [{ id: 'c1', verdict: 'pass', score: 1, reason: 'fixed' }, { id: 'c2', verdict: 'fail', score: 0, reason: 'no test' }] });
     expect(d.decisions).toEqual([
       { decisionId: 'dec-00000000000000000001', messageId: `${stored.attemptId}:m2`, turn: 2, hintClass: 'sandbox-rules', hint: 'Change the code under test, never the tests.', status: 'usable', toolCallId: 'c2' },

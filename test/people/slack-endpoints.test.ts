@@ -155,7 +155,7 @@ describe('the bot client', () => {
       const posted = await new SlackWebApi({ token: slack.token, baseUrl: slack.apiUrl }).postMessage({ channel: CHANNEL, text: 'hello' });
       expect(slack.calls.map((c) => c.status)).toEqual([429, 429, 200]);
       expect(slack.messages.get(posted.ts)?.text).toBe('hello');
-      const wrong = new SlackWebApi({ token: 'xoxb-wrong', baseUrl: slack.apiUrl });
+      const wrong = new SlackWebApi({ token: 'wrong-bot-token', baseUrl: slack.apiUrl });
       await expect(wrong.postMessage({ channel: CHANNEL, text: 'x' })).rejects.toThrow(SlackApiError);
       await expect(wrong.postMessage({ channel: CHANNEL, text: 'x' })).rejects.toMatchObject({ code: 'invalid_auth' });
       await expect(new SlackWebApi({ token: slack.token, baseUrl: slack.apiUrl }).postMessage({ channel: 'CNOPE', text: 'x' })).rejects.toMatchObject({ code: 'channel_not_found' });

@@ -75,7 +75,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 export async function startFakeSlack(options: { token?: string; channels?: string[] } = {}): Promise<FakeSlack> {
-  const token = options.token ?? 'xoxb-fake-slack';
+  const token = options.token ?? 'fake-bot-token';
   const channels = new Set(options.channels ?? ['C0FLYWHEEL']);
   const calls: FakeSlackCall[] = [];
   const messages = new Map<string, FakeSlackMessage>();
