@@ -73,10 +73,12 @@ export async function specFromFlags(flags: ForgeRunFlags): Promise<ReturnType<ty
 /** One progress line per forge event. */
 export function forgeProgressLine(event: ForgeProgress): string {
   switch (event.type) {
+    case 'runner':
+      return [`test command: ${event.runner.testCommand} (${event.runner.kind})`, ...(event.runner.filterCommand ? [`first pass: ${event.runner.filterCommand}`] : []), ...event.runner.notes, ...(event.environment.id ? [`environment: ${event.environment.id}`] : []), ...event.environment.notes].join('\n');
     case 'baseline':
       return `baseline: ${event.baseline.runs} run(s), ${event.baseline.collected} tests, ${event.baseline.stable.length} stable, ${event.baseline.flaky.length} flaky (excluded), ${event.baseline.skipped.length} skipped`;
     case 'candidates':
-      return `candidates: ${event.found} found, trying ${event.trying}`;
+      return `candidates: ${event.found} found, trying ${event.trying}${event.refused ? `, ${event.refused} refused before a run` : ''}`;
     case 'candidate':
       return `[${event.done}/${event.total}] ${event.candidateId}: ${event.verdict} (${(event.durationMs / 1000).toFixed(1)} s)`;
   }

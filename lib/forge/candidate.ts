@@ -38,6 +38,23 @@ export interface CandidateContext {
   relatedTests?: string[];
 }
 
+/**
+ * What ranking and the static refusals read about a candidate (set by `findCandidates`): who would call what it
+ * deletes, how much it deletes, and where.
+ */
+export interface CandidateProfile {
+  /** The entry point a user calls: the function, the class, a group's entry (qualified, `src/url.ts#withHttp`). */
+  entryPoint: string;
+  /** Public API: exported (TypeScript/JavaScript), or no leading underscore and not private by `__all__` (Python). */
+  isPublic: boolean;
+  /** Statements removed: non-blank, non-comment lines of the deleted code. */
+  removedLines: number;
+  /** Deleted spans (character offsets in the original file), to find candidates that overlap. */
+  spans: Array<{ path: string; start: number; end: number }>;
+  /** Another function in the repository with the same body (whitespace and names aside): the answer is beside it. */
+  identicalSibling?: string;
+}
+
 export interface Candidate {
   /** Stable: a hash of the strategy and the edits, prefixed with a readable slug; valid as a task id segment. */
   id: string;
@@ -49,6 +66,8 @@ export interface Candidate {
   files: string[];
   edits: CandidateFileEdit[];
   context: CandidateContext;
+  /** Ranking facts (absent on candidates made by hand). */
+  profile?: CandidateProfile;
 }
 
 

@@ -29,7 +29,12 @@ import { probeLeaks, probeLines, removedLinesOfPatch } from './probe-leaks.ts';
 import { forgeLimits } from './run-baseline.ts';
 import { testFilesOf } from './test-files-of.ts';
 import { fillFilter, runSetup, runSuite, type SuiteRun } from './run-suite.ts';
-import type { Baseline, ForgeSpec, RejectionCode } from './schemas.ts';
+import type { CandidateProfile } from './candidate.ts';
+import { probeEnvironmentLeaks, type ForgeEnvironmentRecord } from './environment/forge-environment.ts';
+import { DEFAULT_FILTER_COMMANDS } from './runner/filter-commands.ts';
+import type { Baseline, RejectionCode, RunnableForgeSpec } from './schemas.ts';
+
+export { DEFAULT_FILTER_COMMANDS } from './runner/filter-commands.ts';
 
 /** A candidate as certification sees it (built from the candidates module's `Candidate`). */
 export interface ForgeCandidate {
@@ -51,6 +56,8 @@ export interface ForgeCandidate {
   statementLeak?: (statement: string) => string | undefined;
   /** Scores the task with the quality rubric (stored on the task as `metadata.forge.quality`). */
   quality?: (context: { statement: string; failToPass: string[] }) => Promise<unknown>;
+  /** Ranking facts from the candidates module (entry point, public or not, size, spans). */
+  profile?: CandidateProfile;
 }
 
 export type CertifyOutcome =
@@ -80,9 +87,11 @@ export interface CertifyTimings {
 export interface CertifyInput {
   provider: SandboxProvider;
   work: WorkRepo;
-  spec: ForgeSpec;
+  spec: RunnableForgeSpec;
   baseline: Baseline;
   candidate: ForgeCandidate;
+  /** The environment the run tests in (recorded on the task). */
+  environment?: ForgeEnvironmentRecord;
   runId: string;
   /** Task id to give it when certified. */
   taskId: string;
@@ -93,15 +102,7 @@ export interface CertifyInput {
   duplicateOf?: (failKey: string) => string | undefined;
 }
 
-/** Default per-file filter commands, `{files}` standing for the test files. */
-export const DEFAULT_FILTER_COMMANDS: Partial<Record<ForgeSpec['runner']['kind'], string>> = {
-  pytest: 'python -m pytest {files}',
-  'node-test': 'node --test --test-reporter=junit --test-reporter-destination="$FLYWHEEL_REPORT_DIR/node-junit.xml" {files}',
-  vitest: 'npx vitest run --reporter=json --outputFile="$FLYWHEEL_REPORT_DIR/vitest.json" {files}',
-  jest: 'npx jest --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" {files}',
-};
-
-export function filterCommandOf(spec: ForgeSpec): string | undefined {
+export function filterCommandOf(spec: Pick<RunnableForgeSpec, 'runner'>): string | undefined {
   return spec.runner.filterCommand ?? DEFAULT_FILTER_COMMANDS[spec.runner.kind];
 }
 
@@ -244,6 +245,9 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
       const probe = await probeLeaks(session, removed);
       logs.push(`leak probe: ${probe.ok ? 'clean' : probe.problems.join('; ')} (${probeLines(removed).length} removed lines probed, ${probe.commits} commit(s))`);
       if (!probe.ok) return reject('rejected', 'leak-found', probe.problems.join('; '));
+      const reachable = await probeEnvironmentLeaks(session, removed);
+      logs.push(`environment probe: ${reachable.ok ? 'clean' : [...reachable.problems, ...reachable.found].join('; ')}`);
+      if (!reachable.ok) return reject('rejected', 'answer-reachable', [...reachable.found, ...reachable.problems].slice(0, 5).join('; '));
       const setupError = await runSetup(session, spec.setupCommand, timeoutMs);
       if (setupError) return reject('rejected', 'suite-does-not-run', setupError);
       const filter = filterCommandOf(spec);
@@ -330,6 +334,8 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
           sourceCommit: work.baseCommit,
           brokenTree: broken.tree,
           status: 'active',
+          ...(input.environment ? { environment: input.environment } : {}),
+          ...(candidate.profile ? { entryPoint: candidate.profile.entryPoint } : {}),
           ...(quality !== undefined ? { quality } : {}),
         },
       },

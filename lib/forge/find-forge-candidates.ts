@@ -141,6 +141,7 @@ export function toForgeCandidate(c: Candidate, leftovers: readonly string[], opt
     symbols: c.symbols,
     edits: c.edits.map((e) => ({ path: e.path, content: e.content })),
     ...(c.context.relatedTests ? { testFiles: c.context.relatedTests } : {}),
+    ...(c.profile ? { profile: c.profile } : {}),
     leftovers: [...leftovers],
     statement: async ({ failToPass }) => (await writeTaskStatement(c, { failingTests: failToPass, ...(model ? { model } : {}) })).statement,
     statementLeak: (text) => findLeaks(text, c, { allowed: [...c.context.signatures, ...c.context.docComments] })[0]?.line,
@@ -165,7 +166,7 @@ export function forgeCandidateSource(options: CandidateSourceOptions = {}): (wor
         ...(spec.includePaths.length ? { include: spec.includePaths } : {}),
         ...(spec.excludePaths.length ? { exclude: spec.excludePaths } : {}),
         ...(languages ? { languages } : {}),
-        maxCandidates: spec.maxCandidates ?? spec.maxTasks * 20,
+        // No cap here: the ranking (`rank/rank-candidates.ts`) picks across the whole repository, not the first files.
       });
     } catch {
       return fileRemovalCandidates(work, spec);

@@ -15,11 +15,14 @@ import { prepareWorkRepo, type WorkRepo } from './forge-git.ts';
 import { putBaseline, putForgeRun, recordCandidate, registerTask } from './forge-records.ts';
 import type { ForgedTaskRecord } from './record-codecs.ts';
 import { makeCanary } from './make-canary.ts';
+import { prepareForgeEnvironment, type ForgeEnvironmentRecord } from './environment/forge-environment.ts';
+import { rankCandidates, type CandidateRank } from './rank/rank-candidates.ts';
 import { runBaseline } from './run-baseline.ts';
-import type { Baseline, CandidateRecordBody, ForgeSpec } from './schemas.ts';
+import { resolveRunner, runnableSpec, type ResolvedRunner } from './runner/resolve-runner.ts';
+import type { Baseline, CandidateRecordBody, ForgeSpec, RunnableForgeSpec } from './schemas.ts';
 
 /** Finds candidates in the base checkout (the candidates module behind an adapter). */
-export type CandidateSource = (work: WorkRepo, spec: ForgeSpec) => Promise<ForgeCandidate[]>;
+export type CandidateSource = (work: WorkRepo, spec: RunnableForgeSpec) => Promise<ForgeCandidate[]>;
 
 export interface ForgeRepositoryInput {
   spec: ForgeSpec;
@@ -36,13 +39,18 @@ export interface ForgeRepositoryInput {
 }
 
 export type ForgeProgress =
+  | { type: 'runner'; runner: ResolvedRunner; environment: ForgeEnvironmentRecord }
   | { type: 'baseline'; baseline: Baseline }
-  | { type: 'candidates'; found: number; trying: number }
+  | { type: 'candidates'; found: number; trying: number; refused: number }
   | { type: 'candidate'; candidateId: string; verdict: string; durationMs: number; done: number; total: number };
 
 export interface ForgeRunResult {
   runId: string;
   suite: string;
+  /** The spec as run (test command, filter and environment derived where not given). */
+  spec: RunnableForgeSpec;
+  runner: ResolvedRunner;
+  environment: ForgeEnvironmentRecord;
   baseline: Baseline;
   tasks: ForgedTaskRecord[];
   canaries: ForgedTaskRecord[];
@@ -65,23 +73,29 @@ function verdictOf(o: CertifyOutcome): string {
  * console.log(result.counts); // { certified: 4, 'skipped:no-test-fails': 9, 'rejected:collection-crash': 1, … }
  */
 export async function forgeRepository(input: ForgeRepositoryInput): Promise<ForgeRunResult> {
-  const { spec, provider, ports } = input;
+  const { provider, ports } = input;
   const now = input.now ?? (() => new Date());
   const runId = input.runId ?? `forge-${now().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 6)}`;
   const t0 = Date.now();
   const startedAt = now().toISOString();
   const workDir = input.workDir ?? (await mkdtemp(join(tmpdir(), 'fw-forge-')));
-  const work = await prepareWorkRepo(spec.repo, join(workDir, 'work'), input.sourceCacheDir ? { cacheDir: input.sourceCacheDir } : {});
+  const work = await prepareWorkRepo(input.spec.repo, join(workDir, 'work'), input.sourceCacheDir ? { cacheDir: input.sourceCacheDir } : {});
+  const spec = input.spec;
   await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'running', startedAt });
   try {
+    const runner = await resolveRunner(work, input.spec);
+    const spec = runnableSpec(input.spec, runner);
+    const environment = await prepareForgeEnvironment({ work, spec, provider });
+    input.onProgress?.({ type: 'runner', runner, environment });
     const baseline = await runBaseline({ provider, sourceDir: work.dir, commit: work.baseCommit, spec, blobs: ports.blobs, logPrefix: `forge/runs/${runId}/baseline` });
     await putBaseline(ports.records, runId, baseline);
     input.onProgress?.({ type: 'baseline', baseline });
 
     const found = await input.candidates(work, spec);
     const limit = spec.maxCandidates ?? spec.maxTasks * 20;
-    const queue = found.slice(0, limit);
-    input.onProgress?.({ type: 'candidates', found: found.length, trying: queue.length });
+    const ranked = rankCandidates(found, { spec, baseline, limit });
+    const queue = ranked.ordered;
+    input.onProgress?.({ type: 'candidates', found: found.length, trying: queue.length, refused: ranked.refused.length });
     const repoName = spec.name ?? (spec.repo.kind === 'local' ? basename(spec.repo.path) : basename(spec.repo.url).replace(/\.git$/, ''));
     const seen = new Map<string, string>();
     const tasks: ForgedTaskRecord[] = [];
@@ -94,10 +108,11 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
     const worker = async () => {
       for (;;) {
         if (tasks.length >= spec.maxTasks) return;
-        const candidate = queue[next++];
-        if (!candidate) return;
+        const entry = queue[next++];
+        if (!entry) return;
+        const { candidate, rank } = entry;
         const taskId = forgeTaskId(repoName, candidate);
-        const outcome = await certifyCandidate({ provider, work, spec, baseline, candidate, runId, taskId, blobs: ports.blobs, scratchDir: join(workDir, 'tasks', taskId), duplicateOf: (k) => seen.get(k) });
+        const outcome = await certifyCandidate({ provider, work, spec, baseline, candidate, environment, runId, taskId, blobs: ports.blobs, scratchDir: join(workDir, 'tasks', taskId), duplicateOf: (k) => seen.get(k) });
         let finalOutcome = outcome;
         if (outcome.status === 'certified') {
           const other = seen.get(outcome.failKey);
@@ -113,6 +128,12 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
             }
           }
         }
+        const body = await record(candidate, rank, finalOutcome);
+        done++;
+        input.onProgress?.({ type: 'candidate', candidateId: candidate.id, verdict: body.verdict, durationMs: finalOutcome.timings.totalMs, done, total: queue.length });
+      }
+    };
+    const record = async (candidate: ForgeCandidate, rank: CandidateRank | undefined, finalOutcome: CertifyOutcome): Promise<CandidateRecordBody> => {
         const verdict = verdictOf(finalOutcome);
         counts[verdict.startsWith('duplicate:') ? 'duplicate' : verdict] = (counts[verdict.startsWith('duplicate:') ? 'duplicate' : verdict] ?? 0) + 1;
         const logKey = `forge/runs/${runId}/candidates/${candidate.id.replaceAll('/', '_')}.log`;
@@ -124,11 +145,13 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
           strategy: candidate.strategy,
           files: candidate.edits.map((e) => e.path),
           symbols: candidate.symbols,
+          ...(candidate.profile ? { entryPoint: candidate.profile.entryPoint } : {}),
+          ...(rank ? { rank } : {}),
           status: finalOutcome.status,
           verdict,
           ...(finalOutcome.status === 'rejected' || finalOutcome.status === 'skipped' ? { reason: finalOutcome.reason, detail: finalOutcome.detail } : {}),
           ...(finalOutcome.status === 'duplicate' ? { reason: 'duplicate' as const, detail: `breaks the same tests as ${finalOutcome.of}` } : {}),
-          ...(finalOutcome.status === 'certified' ? { taskId, failToPass: finalOutcome.task.failToPass } : {}),
+          ...(finalOutcome.status === 'certified' ? { taskId: finalOutcome.task.id, failToPass: finalOutcome.task.failToPass } : {}),
           ...(finalOutcome.status !== 'certified' && finalOutcome.failToPass ? { failToPass: finalOutcome.failToPass.slice(0, 200) } : {}),
           durationMs: finalOutcome.timings.totalMs,
           timings: { firstPassMs: finalOutcome.timings.firstPassMs, fullRunMs: finalOutcome.timings.fullRunMs, oracleMs: finalOutcome.timings.oracleMs },
@@ -137,14 +160,16 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
         };
         await recordCandidate(ports.records, body);
         records.push(body);
-        done++;
-        input.onProgress?.({ type: 'candidate', candidateId: candidate.id, verdict, durationMs: finalOutcome.timings.totalMs, done, total: queue.length });
-      }
+        return body;
     };
+    // Refused by the ranking without a run: recorded with their reason, like every candidate.
+    for (const r of ranked.refused) {
+      await record(r.candidate, undefined, { status: 'rejected', reason: r.reason, detail: r.detail, log: `# ${r.candidate.id}: refused before any run (${r.reason}): ${r.detail}`, timings: { firstPassMs: 0, fullRunMs: 0, oracleMs: 0, totalMs: 0 } });
+    }
     await Promise.all(Array.from({ length: Math.max(1, Math.min(spec.concurrency, queue.length)) }, worker));
     const certifyMs = Date.now() - certifyStart;
     await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'finished', startedAt, finishedAt: now().toISOString(), counts });
-    return { runId, suite: spec.suite, baseline, tasks, canaries, candidates: records, counts, certifyMs, wallMs: Date.now() - t0 };
+    return { runId, suite: spec.suite, spec, runner, environment, baseline, tasks, canaries, candidates: records, counts, certifyMs, wallMs: Date.now() - t0 };
   } catch (error) {
     await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'failed', startedAt, finishedAt: now().toISOString(), error: (error as Error).message });
     throw error;

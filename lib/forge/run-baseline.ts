@@ -7,15 +7,15 @@ import type { BlobsPort } from '../ports/blobs.ts';
 import type { SandboxProvider } from '../harness/sandbox/sandbox.ts';
 import { FlywheelError } from '../errors.ts';
 import { runSetup, runSuite } from './run-suite.ts';
-import { testFileMap } from './test-files-of.ts';
-import type { Baseline, ForgeSpec, RunOutcome } from './schemas.ts';
+import { fileFromId, testFileMap } from './test-files-of.ts';
+import type { Baseline, RunnableForgeSpec, RunOutcome } from './schemas.ts';
 
 export interface RunBaselineInput {
   provider: SandboxProvider;
   /** The forge's work repository and the commit to run. */
   sourceDir: string;
   commit: string;
-  spec: ForgeSpec;
+  spec: RunnableForgeSpec;
   blobs?: BlobsPort;
   /** Blob key prefix for the run logs (`<prefix>/run-<i>.log`). */
   logPrefix?: string;
@@ -34,7 +34,7 @@ export class BaselineError extends FlywheelError {
 }
 
 /** Sandbox limits the forge runs suites under. */
-export function forgeLimits(spec: ForgeSpec): { commandTimeoutMs: number; outputBytes: number } {
+export function forgeLimits(spec: Pick<RunnableForgeSpec, 'testTimeoutSeconds'>): { commandTimeoutMs: number; outputBytes: number } {
   return { commandTimeoutMs: spec.testTimeoutSeconds * 1000, outputBytes: 16 * 1024 * 1024 };
 }
 
@@ -94,6 +94,11 @@ export async function runBaseline(input: RunBaselineInput): Promise<Baseline & {
   }
   if (stable.length === 0) throw new BaselineError(`no test passed in every one of the ${spec.k} baseline runs`);
   const byKey = Object.fromEntries([...outcomes].map(([k, v]) => [ids[k]!, v]));
+  const collectedFiles = new Set(Object.values(testFiles));
+  for (const id of Object.values(ids)) {
+    const file = fileFromId(id);
+    if (file) collectedFiles.add(file);
+  }
   return {
     runs: spec.k,
     outcomes: byKey,
@@ -104,6 +109,7 @@ export async function runBaseline(input: RunBaselineInput): Promise<Baseline & {
     durationsMs,
     logKeys,
     testFiles,
+    collectedFiles: [...collectedFiles].sort(),
     ids,
   };
 }

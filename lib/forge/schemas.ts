@@ -22,8 +22,11 @@ export const ForgeSpecSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only').optional(),
   /** Runs once per sandbox before the tests (install dependencies, build). */
   setupCommand: z.string().min(1).optional(),
-  /** Runs the whole suite and leaves per-test reports (see `lib/harness/grading/test-runner.ts`). */
-  testCommand: z.string().min(1),
+  /**
+   * Runs the whole suite and leaves per-test reports (see `lib/harness/grading/test-runner.ts`). Absent: derived from
+   * the repository (`runner/resolve-runner.ts`: pytest, vitest, jest, node's runner, go test).
+   */
+  testCommand: z.string().min(1).optional(),
   runner: z
     .object({
       kind: z.enum(RUNNER_KINDS).default('other'),
@@ -59,9 +62,24 @@ export const ForgeSpecSchema = z.object({
   testTimeoutSeconds: z.number().positive().default(600),
   /** Environment for every sandboxed command (e.g. `PYTHONPATH`). */
   env: z.record(z.string(), z.string()).default({}),
+  /**
+   * A deletion that fails more than this share of the stable tests breaks the suite (a near import error), not a
+   * feature: refused as `breaks-suite`. Applied when the suite has at least `SHARE_CAP_MIN_TESTS` stable tests.
+   */
+  maxFailingShare: z.number().gt(0).max(1).default(0.35),
+  /** Runs of the broken tree's failing tests: only tests failing in every run become fail-to-pass. */
+  brokenRuns: z.number().int().min(1).max(10).default(3),
+  /** Deletions removing fewer statements than this are one-liners, refused. */
+  minRemovedLines: z.number().int().min(1).default(2),
+  /** Seed of the spread sampling over the repository (same seed, same order). */
+  seed: z.number().int().min(0).default(0),
 });
+/** Suites smaller than this are not judged by the share of tests a deletion fails. */
+export const SHARE_CAP_MIN_TESTS = 20;
 export type ForgeSpec = z.infer<typeof ForgeSpecSchema>;
 export type ForgeSpecInput = z.input<typeof ForgeSpecSchema>;
+/** A spec whose test command is known (given, or derived from the repository by `resolveRunner`). */
+export type RunnableForgeSpec = ForgeSpec & { testCommand: string };
 
 /**
  * Validates a forge spec; throws `Flywheel.ValidationError` naming every offending field.
@@ -96,6 +114,8 @@ export const BaselineSchema = z.object({
   logKeys: z.array(z.string()),
   /** Test-id key → test file, where the reports tell (for filtered runs). */
   testFiles: z.record(z.string(), z.string()).default({}),
+  /** The test files the runner itself collected (reported tests from), sorted: what the first pass may run. */
+  collectedFiles: z.array(z.string()).default([]),
 });
 export type Baseline = z.infer<typeof BaselineSchema>;
 
@@ -114,6 +134,10 @@ export const REJECTION_CODES = [
   'max-tasks-reached',
   'apply-failed',
   'infrastructure-error',
+  'breaks-suite',
+  'one-liner',
+  'near-duplicate',
+  'answer-reachable',
 ] as const;
 export type RejectionCode = (typeof REJECTION_CODES)[number];
 
@@ -136,6 +160,16 @@ export const CandidateRecordSchema = z.object({
   taskId: z.string().optional(),
   failToPass: z.array(z.string()).optional(),
   durationMs: z.number(),
+  /** The public symbol a user calls that the deletion takes away (what the task id names). */
+  entryPoint: z.string().optional(),
+  /** How the ranking saw it before it was tried (`rank/rank-candidates.ts`). */
+  rank: z
+    .object({ position: z.number().int(), score: z.number(), isPublic: z.boolean(), removedLines: z.number().int(), difficulty: z.number() })
+    .optional(),
+  /** Share of the stable tests the broken tree failed. */
+  failingShare: z.number().optional(),
+  /** Tests that failed on the broken tree in some runs only: dropped, neither fail-to-pass nor pass-to-pass. */
+  flakyDropped: z.array(z.string()).optional(),
   /** Milliseconds of the first pass, the full run on the broken tree and the oracle runs. */
   timings: z.object({ firstPassMs: z.number(), fullRunMs: z.number(), oracleMs: z.number() }).optional(),
   logKey: z.string().optional(),

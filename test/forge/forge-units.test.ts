@@ -26,6 +26,7 @@ function baseline(stable: string[], flaky: string[] = []): Baseline {
     durationsMs: [],
     logKeys: [],
     testFiles: {},
+    collectedFiles: [],
   };
 }
 
