@@ -77,6 +77,8 @@ export interface TaskQualityScore {
   solvableFromVisible: number;
   /** Is the removed code one coherent feature (not an arbitrary slice)? */
   coherentFeature: number;
+  /** Does the statement read like a user's clear issue (what they tried, expected, saw) without giving the answer away? */
+  clarity?: number;
   reason: string;
 }
 

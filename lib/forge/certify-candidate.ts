@@ -2,13 +2,16 @@
  * Certification of one candidate deletion. It becomes a task only if, each check in a fresh sandbox:
  * 1. its starting tree (edits applied, derived leftovers stripped, history-free) holds no removed line anywhere an
  *    agent in the strict sandbox could read (probes over every git object and every file);
- * 2. a fast first pass over the tests that touch the deleted code (where the runner takes file filters) fails at
- *    least one baseline-stable test — else nothing exercises it and it is skipped cheaply;
+ * 2. a fast first pass over the tests that touch the deleted code and that the runner itself collected (where the
+ *    runner takes file filters) fails at least one baseline-stable test — else nothing exercises it and it is
+ *    skipped cheaply (without any run when none of those test files is one the runner collects);
  * 3. the full suite still runs: no collection or compile crash (new erroring entries, stable tests gone missing),
- *    unless the strategy removes a file and the crash is that missing module;
+ *    unless the strategy removes a file and the crash is that missing module; and it does not fail more than
+ *    `maxFailingShare` of a suite of at least `SHARE_CAP_MIN_TESTS` stable tests (a near import error, not a feature);
  * 4. at least one stable test fails (failToPass), the other stable tests pass (passToPass); a test that went
- *    missing counts as failed, never passed; the do-nothing agent (the unchanged broken tree) fails the harness's
- *    verdict; flaky tests take no part;
+ *    missing counts as failed, never passed; the failing tests' files run `brokenRuns - 1` more times, each in a
+ *    fresh sandbox, and only tests failing every time stay failToPass (the others are dropped and counted); the
+ *    do-nothing agent (the unchanged broken tree) fails the harness's verdict; flaky tests take no part;
  * 5. the oracle — the reference patch graded through the harness's own `gradeAttempt` — passes, k times (runs on a
  *    tree byte-identical to the baseline's are credited from the baseline's k runs).
  * Every outcome is returned with its reason, so the caller can record it.
@@ -30,11 +33,10 @@ import { forgeLimits } from './run-baseline.ts';
 import { testFilesOf } from './test-files-of.ts';
 import { fillFilter, runSetup, runSuite, type SuiteRun } from './run-suite.ts';
 import type { CandidateProfile } from './candidate.ts';
+import { forgeTemplateStatement } from './statement/template-statement.ts';
 import { probeEnvironmentLeaks, type ForgeEnvironmentRecord } from './environment/forge-environment.ts';
-import { DEFAULT_FILTER_COMMANDS } from './runner/filter-commands.ts';
-import type { Baseline, RejectionCode, RunnableForgeSpec } from './schemas.ts';
+import { SHARE_CAP_MIN_TESTS, type Baseline, type RejectionCode, type RunnableForgeSpec } from './schemas.ts';
 
-export { DEFAULT_FILTER_COMMANDS } from './runner/filter-commands.ts';
 
 /** A candidate as certification sees it (built from the candidates module's `Candidate`). */
 export interface ForgeCandidate {
@@ -60,10 +62,18 @@ export interface ForgeCandidate {
   profile?: CandidateProfile;
 }
 
+/** What certification learnt of the broken tree, whatever the verdict (recorded on the candidate). */
+export interface CertifyFacts {
+  /** Share of the baseline's stable tests the full run on the broken tree failed (set once that run happened). */
+  failingShare?: number;
+  /** Tests that failed on the broken tree in some runs only: neither failToPass nor passToPass (set once reruns happened). */
+  flakyDropped?: string[];
+}
+
 export type CertifyOutcome =
-  | { status: 'certified'; task: Task; artifacts: TaskArtifacts; failKey: string; timings: CertifyTimings }
-  | { status: 'rejected' | 'skipped'; reason: RejectionCode; detail: string; failToPass?: string[]; log: string; timings: CertifyTimings }
-  | { status: 'duplicate'; of: string; failToPass: string[]; log: string; timings: CertifyTimings };
+  | ({ status: 'certified'; task: Task; artifacts: TaskArtifacts; failKey: string; timings: CertifyTimings } & CertifyFacts)
+  | ({ status: 'rejected' | 'skipped'; reason: RejectionCode; detail: string; failToPass?: string[]; log: string; timings: CertifyTimings } & CertifyFacts)
+  | ({ status: 'duplicate'; of: string; failToPass: string[]; log: string; timings: CertifyTimings } & CertifyFacts);
 
 type OutcomeBody = CertifyOutcome extends infer O ? (O extends CertifyOutcome ? Omit<O, 'timings'> : never) : never;
 
@@ -80,6 +90,8 @@ export interface TaskArtifacts {
 export interface CertifyTimings {
   firstPassMs: number;
   fullRunMs: number;
+  /** The broken tree's extra runs (the failing tests' files, `brokenRuns - 1` times), sandbox and setup included. */
+  rerunMs?: number;
   oracleMs: number;
   totalMs: number;
 }
@@ -102,8 +114,9 @@ export interface CertifyInput {
   duplicateOf?: (failKey: string) => string | undefined;
 }
 
+/** The first pass's filter: the spec's, as `resolveRunner` derived it from the test command (never a default without its environment). */
 export function filterCommandOf(spec: Pick<RunnableForgeSpec, 'runner'>): string | undefined {
-  return spec.runner.filterCommand ?? DEFAULT_FILTER_COMMANDS[spec.runner.kind];
+  return spec.runner.filterCommand;
 }
 
 /** True for strategies that delete whole files (whose tests may then fail to import). */
@@ -112,23 +125,6 @@ export function isFileRemoval(strategy: string): boolean {
 }
 
 const MISSING_MODULE = /ModuleNotFoundError|No module named|ImportError|Cannot find module|ERR_MODULE_NOT_FOUND|Failed to resolve import|Failed to load url|cannot find package/i;
-
-/** The template statement: the missing capability by name and the tests that pin it, no code. */
-export function templateStatement(candidate: Pick<ForgeCandidate, 'symbols' | 'edits' | 'strategy'>, failToPass: string[]): string {
-  const what = candidate.symbols.length > 0 ? candidate.symbols.map((s) => `\`${s}\``).join(', ') : candidate.edits.map((e) => `\`${e.path}\``).join(', ');
-  const files = [...new Set(candidate.edits.map((e) => e.path))].map((p) => `\`${p}\``).join(', ');
-  const shown = failToPass.slice(0, 20).map((t) => `- ${t}`);
-  return [
-    `The implementation of ${what} is missing from this repository (${files}).`,
-    'Implement it so that the behaviour the existing tests expect is back, without changing the tests.',
-    '',
-    'These tests fail now and must pass:',
-    ...shown,
-    ...(failToPass.length > shown.length ? [`- … and ${failToPass.length - shown.length} more`] : []),
-    '',
-    'Every other test must keep passing.',
-  ].join('\n');
-}
 
 function keysOf(ids: readonly string[]): Set<string> {
   return new Set(ids.map(testIdKey));
@@ -183,13 +179,80 @@ export function firstErrorLine(log: string): string | undefined {
   return line?.trim().replace(/^E\s+/, '').slice(0, 300);
 }
 
+/**
+ * The candidate's test files that the runner itself collected in the baseline (a file some id or report names):
+ * typing stubs, helpers and data under `tests/` are not test files. Paths match exactly, or when one ends with the
+ * other (a runner started in a package folder reports paths relative to it).
+ *
+ * @example
+ * collectedTestFiles(['tests/test_a.py', 'tests/typing_stub.py'], ['tests/test_a.py']); // ['tests/test_a.py']
+ */
+export function collectedTestFiles(testFiles: readonly string[], collectedFiles: readonly string[]): string[] {
+  const collected = new Set(collectedFiles);
+  return testFiles.filter((f) => collected.has(f) || collectedFiles.some((c) => f.endsWith(`/${c}`) || c.endsWith(`/${f}`)));
+}
+
+/** How much of the suite a broken tree fails, and the message most of those failures share. */
+export interface SuiteBreakage {
+  /** Failing stable tests over all stable tests. */
+  share: number;
+  /** The commonest first line of the failures' messages (or of the log), and how many failures carry it. */
+  dominant?: { message: string; count: number };
+}
+
+/**
+ * @example
+ * const { share, dominant } = suiteBreakage(run, baseline, c.failToPass); // { share: 0.9, dominant: { message: "ImportError: …", count: 18 } }
+ */
+export function suiteBreakage(run: SuiteRun, baseline: Pick<Baseline, 'stable'>, failToPass: readonly string[]): SuiteBreakage {
+  const share = baseline.stable.length === 0 ? 0 : failToPass.length / baseline.stable.length;
+  const counts = new Map<string, number>();
+  for (const id of failToPass) {
+    const t = run.tests.get(testIdKey(id));
+    const message = t === undefined ? 'not reported (the test went missing)' : (t.message ?? '').split('\n').map((l) => l.trim()).find((l) => l !== '');
+    if (message) counts.set(message.slice(0, 300), (counts.get(message.slice(0, 300)) ?? 0) + 1);
+  }
+  const top = [...counts].sort((a, b) => b[1] - a[1])[0];
+  if (top) return { share, dominant: { message: top[0], count: top[1] } };
+  const line = firstErrorLine(run.log);
+  return line ? { share, dominant: { message: line, count: failToPass.length } } : { share };
+}
+
+/**
+ * Keeps as failToPass only the tests that failed in every run of the broken tree (a test missing from a rerun that
+ * ran its file counts as failed); tests that passed in some rerun, and passToPass tests that failed in one, are
+ * dropped as flaky on the broken tree.
+ *
+ * @example
+ * const kept = stableBrokenOutcome(c.failToPass, c.passToPass, [rerun1, rerun2]);
+ * kept.flakyDropped; // ['tests/test_gc.py::test_finalizer']
+ */
+export function stableBrokenOutcome(failToPass: readonly string[], passToPass: readonly string[], reruns: readonly SuiteRun[]): { failToPass: string[]; passToPass: string[]; flakyDropped: string[] } {
+  const passedAgain = (id: string) => reruns.some((r) => r.tests.get(testIdKey(id))?.outcome === 'passed');
+  const failedOnce = (id: string) => reruns.some((r) => {
+    const o = r.tests.get(testIdKey(id))?.outcome;
+    return o === 'failed' || o === 'error';
+  });
+  const kept = failToPass.filter((id) => !passedAgain(id));
+  const keptPass = passToPass.filter((id) => !failedOnce(id));
+  const flakyDropped = [...failToPass.filter(passedAgain), ...passToPass.filter(failedOnce)];
+  return { failToPass: kept, passToPass: keptPass, flakyDropped };
+}
+
 function slug(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'x';
 }
 
-/** A task id from the repository name, strategy and symbols: stable across runs of the same repository. */
-export function forgeTaskId(repoName: string, candidate: Pick<ForgeCandidate, 'id' | 'strategy' | 'symbols'>): string {
-  const what = candidate.symbols[0] ?? candidate.id;
+/**
+ * A task id from the repository name, strategy and entry point (the symbol a user calls; else the first symbol):
+ * stable across runs of the same repository.
+ *
+ * @example
+ * forgeTaskId('ufo', { id: 'group-src-url.ts-withHttp-1a2b3c4d5e', strategy: 'function-group', symbols: ['src/url.ts#withProtocol', 'src/url.ts#withHttp'], profile: { entryPoint: 'src/url.ts#withHttp' } });
+ * // 'ufo.function-group.src-url.ts-withHttp-b3c4d5e'
+ */
+export function forgeTaskId(repoName: string, candidate: Pick<ForgeCandidate, 'id' | 'strategy' | 'symbols'> & { profile?: Pick<CandidateProfile, 'entryPoint'> }): string {
+  const what = candidate.profile?.entryPoint ?? candidate.symbols[0] ?? candidate.id;
   return `${slug(repoName)}.${slug(candidate.strategy)}.${slug(what)}-${slug(candidate.id).slice(-8)}`;
 }
 
@@ -201,11 +264,12 @@ export function forgeTaskId(repoName: string, candidate: Pick<ForgeCandidate, 'i
 export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutcome> {
   const { provider, work, spec, baseline, candidate } = input;
   const t0 = Date.now();
-  const timings: CertifyTimings = { firstPassMs: 0, fullRunMs: 0, oracleMs: 0, totalMs: 0 };
+  const timings: CertifyTimings = { firstPassMs: 0, fullRunMs: 0, rerunMs: 0, oracleMs: 0, totalMs: 0 };
+  const facts: CertifyFacts = {};
   const logs: string[] = [`# forge certification of ${candidate.id} (${candidate.strategy}: ${candidate.symbols.join(', ') || candidate.edits.map((e) => e.path).join(', ')})`];
   const done = (o: OutcomeBody): CertifyOutcome => {
     timings.totalMs = Date.now() - t0;
-    return { ...o, timings } as CertifyOutcome;
+    return { ...o, ...facts, timings } as CertifyOutcome;
   };
   const reject = (status: 'rejected' | 'skipped', reason: RejectionCode, detail: string, failToPass?: string[]) =>
     done({ status, reason, detail, ...(failToPass ? { failToPass } : {}), log: logs.join('\n') });
@@ -213,6 +277,14 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
   // The static pre-filter found no test that references the deleted code: skipped without running anything.
   if (candidate.testFiles !== undefined && candidate.testFiles.length === 0 && spec.staticSkip) {
     return reject('skipped', 'not-exercised', 'no test file references the deleted code (static pre-filter)');
+  }
+  // The first pass runs only what the runner collects as tests (helpers, stubs and data under tests/ are not).
+  let firstPassFiles = candidate.testFiles ?? [];
+  if (firstPassFiles.length > 0 && baseline.collectedFiles.length > 0) {
+    firstPassFiles = collectedTestFiles(firstPassFiles, baseline.collectedFiles);
+    if (firstPassFiles.length === 0 && spec.staticSkip) {
+      return reject('skipped', 'not-exercised', `none of the ${candidate.testFiles!.length} file(s) referencing the deleted code is a test file the runner collects (e.g. ${candidate.testFiles![0]})`);
+    }
   }
   const leftovers = candidate.leftovers ?? [];
   const leftoverEdits: FileEdit[] = [];
@@ -246,14 +318,14 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
       logs.push(`leak probe: ${probe.ok ? 'clean' : probe.problems.join('; ')} (${probeLines(removed).length} removed lines probed, ${probe.commits} commit(s))`);
       if (!probe.ok) return reject('rejected', 'leak-found', probe.problems.join('; '));
       const reachable = await probeEnvironmentLeaks(session, removed);
-      logs.push(`environment probe: ${reachable.ok ? 'clean' : [...reachable.problems, ...reachable.found].join('; ')}`);
+      logs.push(`environment probe: ${reachable.ok ? `clean (${reachable.notes?.join('; ') ?? ''}${reachable.ms !== undefined ? `, ${reachable.ms} ms` : ''})` : [...reachable.problems, ...reachable.found].join('; ')}`);
       if (!reachable.ok) return reject('rejected', 'answer-reachable', [...reachable.found, ...reachable.problems].slice(0, 5).join('; '));
       const setupError = await runSetup(session, spec.setupCommand, timeoutMs);
       if (setupError) return reject('rejected', 'suite-does-not-run', setupError);
       const filter = filterCommandOf(spec);
-      const testFiles = candidate.testFiles ?? [];
+      const testFiles = firstPassFiles;
       if (filter && testFiles.length > 0) {
-        const first = await runSuite(session, { command: fillFilter(filter, testFiles), timeoutMs, reportGlobs: spec.reportGlobs, label: 'first pass (tests touching the deleted code)' });
+        const first = await runSuite(session, { command: fillFilter(filter, testFiles), timeoutMs, reportGlobs: spec.reportGlobs, label: 'first pass (collected tests touching the deleted code)' });
         timings.firstPassMs = first.durationMs;
         logs.push(first.log);
         // Skipped only when the first pass shows nothing broken: every test it reported (flaky ones aside) passed.
@@ -268,16 +340,27 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
       await session.close();
     }
 
-    const c = classifyRun(full, baseline, candidate.strategy, candidate.edits.filter((e) => e.content === null).map((e) => e.path));
-    if (c.crash) {
-      const code = c.crash.startsWith('suite-does-not-run') ? 'suite-does-not-run' : 'collection-crash';
-      return reject('rejected', code, c.crash.slice(c.crash.indexOf(':') + 2), c.failToPass);
+    const classified = classifyRun(full, baseline, candidate.strategy, candidate.edits.filter((e) => e.content === null).map((e) => e.path));
+    if (classified.crash?.startsWith('suite-does-not-run')) return reject('rejected', 'suite-does-not-run', classified.crash.slice(classified.crash.indexOf(':') + 2), classified.failToPass);
+    const breakage = suiteBreakage(full, baseline, classified.failToPass);
+    facts.failingShare = breakage.share;
+    if (baseline.stable.length >= SHARE_CAP_MIN_TESTS && breakage.share > spec.maxFailingShare) {
+      const why = breakage.dominant ? ` — ${breakage.dominant.count} of them: ${breakage.dominant.message}` : '';
+      return reject('rejected', 'breaks-suite', `${classified.failToPass.length} of ${baseline.stable.length} stable tests fail (${percent(breakage.share)}, above the ${percent(spec.maxFailingShare)} cap)${why}`, classified.failToPass);
     }
-    if (c.failToPass.length === 0) {
-      if (c.flakyOnlyChanged) return reject('rejected', 'only-flaky-tests-fail', 'only tests the baseline found flaky changed outcome');
+    if (classified.crash) return reject('rejected', 'collection-crash', classified.crash.slice(classified.crash.indexOf(':') + 2), classified.failToPass);
+    if (classified.failToPass.length === 0) {
+      if (classified.flakyOnlyChanged) return reject('rejected', 'only-flaky-tests-fail', 'only tests the baseline found flaky changed outcome');
       return reject('skipped', 'no-test-fails', 'no stable test exercises the deleted code (every one still passes)');
     }
-    if (c.passToPass.length === 0) return reject('rejected', 'suite-does-not-run', `every stable test fails (${c.failToPass.length}): the deletion breaks the whole suite`, c.failToPass);
+    if (classified.passToPass.length === 0) return reject('rejected', 'suite-does-not-run', `every stable test fails (${classified.failToPass.length}): the deletion breaks the whole suite`, classified.failToPass);
+
+    // The broken tree again, on the failing tests' files only: a test that passes in any run is flaky, not a target.
+    const rerunStart = Date.now();
+    const c = { ...classified, ...(await rerunBrokenTree({ provider, spec, baseline, repoDir, repoCommit, full, classified, logs })) };
+    timings.rerunMs = Date.now() - rerunStart;
+    if (spec.brokenRuns > 1) facts.flakyDropped = c.flakyDropped;
+    if (c.failToPass.length === 0) return reject('rejected', 'only-flaky-tests-fail', `each of the ${classified.failToPass.length} failing test(s) passed again on a rerun of the broken tree`, classified.failToPass);
     const failKey = [...keysOf(c.failToPass)].sort().join('\n');
     const dup = input.duplicateOf?.(failKey);
     if (dup) return done({ status: 'duplicate', of: dup, failToPass: c.failToPass, log: logs.join('\n') });
@@ -288,10 +371,10 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
 
     let instruction: string;
     try {
-      instruction = candidate.statement ? await candidate.statement({ failToPass: c.failToPass, removalPatch }) : templateStatement(candidate, c.failToPass);
+      instruction = candidate.statement ? await candidate.statement({ failToPass: c.failToPass, removalPatch }) : forgeTemplateStatement(candidate, c.failToPass);
     } catch (error) {
       logs.push(`statement writer failed (${(error as Error).message}); template used`);
-      instruction = templateStatement(candidate, c.failToPass);
+      instruction = forgeTemplateStatement(candidate, c.failToPass);
     }
     const leakedInStatement = candidate.statementLeak ? candidate.statementLeak(instruction) : probeLines(removed).find((line) => instruction.includes(line));
     if (leakedInStatement) return reject('rejected', 'statement-leaks', `the statement carries a removed line: ${leakedInStatement}`, c.failToPass);
@@ -331,6 +414,8 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
           files: candidate.edits.map((e) => e.path),
           leftovers,
           flaky: baseline.flaky,
+          ...(c.flakyDropped.length ? { flakyDropped: c.flakyDropped } : {}),
+          failingShare: breakage.share,
           sourceCommit: work.baseCommit,
           brokenTree: broken.tree,
           status: 'active',
@@ -379,6 +464,52 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
   } finally {
     if (!keepRepo) await rm(input.scratchDir ? repoDir : scratch, { recursive: true, force: true });
   }
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/**
+ * Runs the broken tree `brokenRuns - 1` more times, at once, each in a fresh sandbox (a run's leftovers — caches,
+ * files a test wrote, a warmed-up process — must not decide the next one): the failing tests' files through the
+ * runner's filter, or the whole suite when there is no filter or a failing test's file cannot be told.
+ */
+async function rerunBrokenTree(input: {
+  provider: SandboxProvider;
+  spec: RunnableForgeSpec;
+  baseline: Baseline;
+  repoDir: string;
+  repoCommit: string;
+  full: SuiteRun;
+  classified: Classified;
+  logs: string[];
+}): Promise<{ failToPass: string[]; passToPass: string[]; flakyDropped: string[] }> {
+  const { spec, full, classified } = input;
+  const filter = filterCommandOf(spec);
+  const files = filter ? testFilesOf(full.files, classified.failToPass, full.workdir, input.baseline.testFiles) : undefined;
+  const command = filter && files && files.length > 0 ? fillFilter(filter, files) : spec.testCommand;
+  const timeoutMs = spec.testTimeoutSeconds * 1000;
+  // The reruns are independent: at once, so they cost the wall clock of one filtered run.
+  const runs = await Promise.all(
+    Array.from({ length: spec.brokenRuns - 1 }, async (_, j) => {
+      const i = j + 2;
+      const session = await input.provider.open({ sourceDir: input.repoDir, baseCommit: input.repoCommit, mode: 'strict', networkAllowList: spec.networkAllowList, limits: forgeLimits(spec), env: spec.env });
+      try {
+        const setupError = await runSetup(session, spec.setupCommand, timeoutMs);
+        if (setupError) throw new Error(`broken-tree run ${i}: ${setupError}`);
+        return await runSuite(session, { command, timeoutMs, reportGlobs: spec.reportGlobs, label: `broken tree, run ${i} of ${spec.brokenRuns} (${files && command !== spec.testCommand ? `failing tests' files: ${files.join(' ')}` : 'full suite'})` });
+      } finally {
+        await session.close();
+      }
+    }),
+  );
+  input.logs.push(...runs.map((r) => r.log));
+  // A rerun that reported nothing (it did not start, or timed out) says nothing about any test.
+  const reruns = runs.filter((r) => r.tests.size > 0);
+  const kept = stableBrokenOutcome(classified.failToPass, classified.passToPass, reruns);
+  input.logs.push(`broken tree: ${reruns.length + 1} run(s); ${kept.failToPass.length} test(s) failed in every run${kept.flakyDropped.length ? `; dropped as flaky on the broken tree: ${kept.flakyDropped.join(', ')}` : ''}`);
+  return kept;
 }
 
 /** The part of a patch that touches the given paths (the source edits, not stripped leftovers). */

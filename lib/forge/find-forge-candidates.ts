@@ -127,6 +127,8 @@ export function candidateLanguages(languages: readonly string[] | undefined): Ca
 export interface CandidateSourceOptions {
   /** Writes statements and scores quality; without it the statement is the template and quality is unscored. */
   model?: ModelsPort;
+  /** The base checkout: the statement writer reads the failing tests' source from it. */
+  repoDir?: string;
 }
 
 /**
@@ -143,9 +145,9 @@ export function toForgeCandidate(c: Candidate, leftovers: readonly string[], opt
     ...(c.context.relatedTests ? { testFiles: c.context.relatedTests } : {}),
     ...(c.profile ? { profile: c.profile } : {}),
     leftovers: [...leftovers],
-    statement: async ({ failToPass }) => (await writeTaskStatement(c, { failingTests: failToPass, ...(model ? { model } : {}) })).statement,
+    statement: async ({ failToPass }) => (await writeTaskStatement(c, { failingTests: failToPass, ...(model ? { model } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}) })).statement,
     statementLeak: (text) => findLeaks(text, c, { allowed: [...c.context.signatures, ...c.context.docComments] })[0]?.line,
-    quality: async ({ statement, failToPass }) => scoreTaskQuality(c, { statement, failingTests: failToPass, ...(model ? { model } : {}) }),
+    quality: async ({ statement, failToPass }) => scoreTaskQuality(c, { statement, failingTests: failToPass, ...(model ? { model } : {}), ...(options.repoDir ? { repoDir: options.repoDir } : {}) }),
   };
 }
 
@@ -174,7 +176,7 @@ export function forgeCandidateSource(options: CandidateSourceOptions = {}): (wor
     // The checkout holds exactly the tree's files: leftovers are judged as tracked files (see strip-leftovers.ts).
     const tracked = new Set(await listTreeFiles(work.gitDir, work.baseTree));
     const out: ForgeCandidate[] = [];
-    for (const c of found) out.push(toForgeCandidate(c, await findLeftovers(work.checkoutDir, c, { tracked }), options));
+    for (const c of found) out.push(toForgeCandidate(c, await findLeftovers(work.checkoutDir, c, { tracked }), { ...options, repoDir: work.checkoutDir }));
     return out;
   };
 }

@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import type { BlobsPort } from '../ports/blobs.ts';
 import type { RecordsPort } from '../ports/records.ts';
 import type { SandboxProvider } from '../harness/sandbox/sandbox.ts';
-import { certifyCandidate, forgeTaskId, type CertifyOutcome, type ForgeCandidate } from './certify-candidate.ts';
+import { certifyCandidate, forgeTaskId, type CertifyFacts, type CertifyOutcome, type ForgeCandidate } from './certify-candidate.ts';
 import { prepareWorkRepo, type WorkRepo } from './forge-git.ts';
 import { putBaseline, putForgeRun, recordCandidate, registerTask } from './forge-records.ts';
 import type { ForgedTaskRecord } from './record-codecs.ts';
@@ -59,6 +59,11 @@ export interface ForgeRunResult {
   /** Wall clock of the certification phase and of the whole run. */
   certifyMs: number;
   wallMs: number;
+}
+
+/** The broken tree's facts (failing share, tests dropped as flaky) an outcome carries onto its record. */
+function factsOf(o: CertifyFacts): CertifyFacts {
+  return { ...(o.failingShare !== undefined ? { failingShare: o.failingShare } : {}), ...(o.flakyDropped !== undefined ? { flakyDropped: o.flakyDropped } : {}) };
 }
 
 function verdictOf(o: CertifyOutcome): string {
@@ -116,8 +121,8 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
         let finalOutcome = outcome;
         if (outcome.status === 'certified') {
           const other = seen.get(outcome.failKey);
-          if (other) finalOutcome = { status: 'duplicate', of: other, failToPass: outcome.task.failToPass, log: outcome.artifacts.log, timings: outcome.timings };
-          else if (tasks.length >= spec.maxTasks) finalOutcome = { status: 'skipped', reason: 'max-tasks-reached', detail: 'certified, but max tasks was reached while it ran (concurrency)', log: outcome.artifacts.log, timings: outcome.timings };
+          if (other) finalOutcome = { status: 'duplicate', of: other, failToPass: outcome.task.failToPass, log: outcome.artifacts.log, timings: outcome.timings, ...factsOf(outcome) };
+          else if (tasks.length >= spec.maxTasks) finalOutcome = { status: 'skipped', reason: 'max-tasks-reached', detail: 'certified, but max tasks was reached while it ran (concurrency)', log: outcome.artifacts.log, timings: outcome.timings, ...factsOf(outcome) };
           else {
             seen.set(outcome.failKey, taskId);
             const record = await registerTask(ports, { task: outcome.task, ...outcome.artifacts, runId, strategy: candidate.strategy, now: now() });
@@ -153,8 +158,10 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
           ...(finalOutcome.status === 'duplicate' ? { reason: 'duplicate' as const, detail: `breaks the same tests as ${finalOutcome.of}` } : {}),
           ...(finalOutcome.status === 'certified' ? { taskId: finalOutcome.task.id, failToPass: finalOutcome.task.failToPass } : {}),
           ...(finalOutcome.status !== 'certified' && finalOutcome.failToPass ? { failToPass: finalOutcome.failToPass.slice(0, 200) } : {}),
+          ...(finalOutcome.failingShare !== undefined ? { failingShare: finalOutcome.failingShare } : {}),
+          ...(finalOutcome.flakyDropped !== undefined ? { flakyDropped: finalOutcome.flakyDropped.slice(0, 200) } : {}),
           durationMs: finalOutcome.timings.totalMs,
-          timings: { firstPassMs: finalOutcome.timings.firstPassMs, fullRunMs: finalOutcome.timings.fullRunMs, oracleMs: finalOutcome.timings.oracleMs },
+          timings: { firstPassMs: finalOutcome.timings.firstPassMs, fullRunMs: finalOutcome.timings.fullRunMs, oracleMs: finalOutcome.timings.oracleMs, ...(finalOutcome.timings.rerunMs !== undefined ? { rerunMs: finalOutcome.timings.rerunMs } : {}) },
           logKey,
           at: now().toISOString(),
         };

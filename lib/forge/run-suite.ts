@@ -39,9 +39,24 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The filter command with `{files}` replaced by the quoted paths. */
+/** The folder of a leading `cd <dir> &&` (plain or single-quoted), whose prefix the paths lose. */
+const LEADING_CD = /^\s*cd\s+(?:'([^']+)'|([^\s'"&;|]+))\s*&&/;
+
+/**
+ * The filter command with `{files}` replaced by the quoted paths and `{dirs}` by their folders as `./dir` (go takes
+ * packages, not files). Paths are repository-relative; a filter that starts with `cd <dir> &&` gets them relative to
+ * that folder (a path already relative to it is kept).
+ *
+ * @example
+ * fillFilter('cd web && npx vitest run {files}', ['web/test/a.test.ts']); // "cd web && npx vitest run 'test/a.test.ts'"
+ * fillFilter('go test -json {dirs}', ['calc/add_test.go', 'calc/sub_test.go']); // "go test -json './calc'"
+ */
 export function fillFilter(template: string, files: readonly string[]): string {
-  return template.replaceAll('{files}', files.map(shellQuote).join(' '));
+  const cd = LEADING_CD.exec(template);
+  const dir = (cd?.[1] ?? cd?.[2])?.replace(/^\.\//, '').replace(/\/+$/, '');
+  const local = dir && dir !== '.' ? files.map((f) => (f.startsWith(`${dir}/`) ? f.slice(dir.length + 1) : f)) : [...files];
+  const dirs = [...new Set(local.map((f) => (f.includes('/') ? `./${f.slice(0, f.lastIndexOf('/'))}` : '.')))].sort();
+  return template.replaceAll('{files}', local.map(shellQuote).join(' ')).replaceAll('{dirs}', dirs.map(shellQuote).join(' '));
 }
 
 /**

@@ -31,10 +31,11 @@ export const ForgeSpecSchema = z.object({
     .object({
       kind: z.enum(RUNNER_KINDS).default('other'),
       /**
-       * The test command for some test files only, `{files}` standing for them (space-separated, shell-quoted); used
-       * for the fast first pass. A default exists for pytest, node-test, vitest and jest.
+       * The test command for some test files only, `{files}` standing for them (space-separated, shell-quoted; `{dirs}`
+       * for their folders, as go takes packages); used for the fast first pass. Absent: derived from the test command
+       * (`runner/derive-filter.ts`), so it keeps the command's environment and working directory.
        */
-      filterCommand: z.string().includes('{files}').optional(),
+      filterCommand: z.string().refine((s) => s.includes('{files}') || s.includes('{dirs}'), 'holds {files} or {dirs}').optional(),
     })
     .default({ kind: 'other' }),
   /** Extra report globs relative to the repository, beyond `$FLYWHEEL_REPORT_DIR/*`. */
@@ -164,14 +165,14 @@ export const CandidateRecordSchema = z.object({
   entryPoint: z.string().optional(),
   /** How the ranking saw it before it was tried (`rank/rank-candidates.ts`). */
   rank: z
-    .object({ position: z.number().int(), score: z.number(), isPublic: z.boolean(), removedLines: z.number().int(), difficulty: z.number() })
+    .object({ position: z.number().int(), score: z.number(), isPublic: z.boolean(), removedLines: z.number().int(), difficulty: z.number(), relatedTests: z.number().int().optional() })
     .optional(),
   /** Share of the stable tests the broken tree failed. */
   failingShare: z.number().optional(),
   /** Tests that failed on the broken tree in some runs only: dropped, neither fail-to-pass nor pass-to-pass. */
   flakyDropped: z.array(z.string()).optional(),
-  /** Milliseconds of the first pass, the full run on the broken tree and the oracle runs. */
-  timings: z.object({ firstPassMs: z.number(), fullRunMs: z.number(), oracleMs: z.number() }).optional(),
+  /** Milliseconds of the first pass, the full run on the broken tree, its reruns and the oracle runs. */
+  timings: z.object({ firstPassMs: z.number(), fullRunMs: z.number(), oracleMs: z.number(), rerunMs: z.number().optional() }).optional(),
   logKey: z.string().optional(),
   at: z.string(),
 });

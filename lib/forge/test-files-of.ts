@@ -36,12 +36,20 @@ function walk(node: Node, out: Map<string, string>, workdir: string | undefined)
   }
 }
 
-/** The file of a test id from its notation alone, when it carries one. */
+/**
+ * The file of a test id from its notation alone, when it carries one: the id's first part (before the first `::` or
+ * ` > `), when that is a test source file. Titles after it never count, whatever they hold.
+ *
+ * @example
+ * fileFromId('src/url.test.ts > withHttp > keeps a.b/c.ts'); // 'src/url.test.ts'
+ */
 export function fileFromId(id: string): string | undefined {
-  const pytest = /^([^:\s]+\.py)::/.exec(id);
-  if (pytest) return pytest[1];
-  const jest = /^([^>]+?\.[cm]?[jt]sx?) > /.exec(id);
-  if (jest) return jest[1]!.trim();
+  const sep = /::| > /.exec(id);
+  if (!sep) return undefined;
+  const first = id.slice(0, sep.index).trim();
+  if (first === '' || (sep[0] === '::' && /\s/.test(first))) return undefined;
+  if (sep[0] === '::' && /\.py$/.test(first)) return first;
+  if (sep[0] === ' > ' && /\.[cm]?[jt]sx?$/.test(first)) return first;
   return undefined;
 }
 

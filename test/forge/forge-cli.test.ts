@@ -28,7 +28,7 @@ function run(args: string[], env: Record<string, string> = {}) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('forge as processes: `flywheel forge run|rejections|recertify` and the batch entry point', () => {
+describe('forge as processes: `flywheel forge run|rejections|report|recertify` and the batch entry point', () => {
   let repo: string;
   let data: string;
   beforeAll(async () => {
@@ -68,7 +68,16 @@ describe('forge as processes: `flywheel forge run|rejections|recertify` and the 
     }
     const rej = run(['bin/flywheel.ts', 'forge', 'rejections', '--all', '--data-dir', dataDir]);
     expect(rej.code).toBe(0);
-    expect(rej.stdout).toMatch(/body-src-calc\.ts-add-\S+\s+function-body\s+certified/);
+    expect(rej.stdout.match(/^\S+\s+(?:function-body|class|function-group|file)\s+certified\s*$/gm)).toHaveLength(2);
+    // Refused by the ranking without a run (one-liners such as `shout`'s body), each with its reason.
+    expect(rej.stdout).toMatch(/^body-src-strings\.ts-shout-\S+\s+function-body\s+rejected:one-liner\s+removes 1 statement/m);
+    // The report: tried candidates spread over files (the first two tried come from two files), none a one-liner.
+    const report = run(['bin/flywheel.ts', 'forge', 'report', '--json', '--data-dir', dataDir]);
+    expect(report.code).toBe(0);
+    const spread = JSON.parse(report.stdout) as { certified: number; refused: number; spread: { byFile: Array<{ key: string }> } };
+    expect(spread.certified).toBe(2);
+    expect(spread.refused).toBeGreaterThan(0);
+    expect(spread.spread.byFile.length).toBeGreaterThanOrEqual(2);
     const onlyRejected = run(['bin/flywheel.ts', 'forge', 'rejections', '--data-dir', dataDir]);
     expect(onlyRejected.stdout).not.toMatch(/\scertified\s/);
     const recert = run(['bin/flywheel.ts', 'forge', 'recertify', '--suite', 'cli-suite', '--k', '1', '--data-dir', dataDir]);

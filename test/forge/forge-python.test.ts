@@ -67,12 +67,13 @@ describe('forge on a Python repository (pytest, JUnit XML, namespace sandbox)', 
   });
 
   it('certifies the function with tests, skips the untested one, rejects the deletion that breaks collection of everything', () => {
-    const verdicts = result.candidates.map((c) => [c.strategy, c.symbols[0], c.verdict]);
-    expect(verdicts).toEqual([
-      ['function-body', 'shop/prices.py#discount', 'certified'],
-      ['function-body', 'shop/prices.py#unused_helper', 'skipped:no-test-fails'],
-      ['class', 'shop/cart.py#Cart', 'rejected:collection-crash'],
-    ]);
+    // Keyed by candidate: the ranking, not this list, decides the order they are tried in.
+    const verdicts = Object.fromEntries(result.candidates.map((c) => [`${c.strategy} ${c.symbols[0]}`, c.verdict]));
+    expect(verdicts).toEqual({
+      'function-body shop/prices.py#discount': 'certified',
+      'function-body shop/prices.py#unused_helper': 'skipped:no-test-fails',
+      'class shop/cart.py#Cart': 'rejected:collection-crash',
+    });
     const crash = result.candidates.find((c) => c.strategy === 'class')!;
     expect(crash.detail).toMatch(/ImportError|cannot import name 'Cart'/);
     const task = result.tasks[0]!.task!;

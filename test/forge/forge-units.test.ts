@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { prepareWorkRepo } from '../../lib/forge/forge-git.ts';
 import { gitSync } from '../support/git-fixture.ts';
 import { writeRepo } from './support/forge-fixtures.ts';
-import { classifyRun, firstErrorLine, forgeTaskId, templateStatement } from '../../lib/forge/certify-candidate.ts';
+import { classifyRun, firstErrorLine, forgeTaskId } from '../../lib/forge/certify-candidate.ts';
+import { forgeTemplateStatement } from '../../lib/forge/statement/template-statement.ts';
 import { isDerivedArtefact, pathAllowed, testFilesNaming } from '../../lib/forge/find-forge-candidates.ts';
 import { invertOneAssertion } from '../../lib/forge/make-canary.ts';
 import { probeLines, removedLinesOfPatch } from '../../lib/forge/probe-leaks.ts';
@@ -83,9 +84,10 @@ describe('leak probes and statements', () => {
   });
 
   it('writes a template statement naming the symbols and failing tests, not the code', () => {
-    const s = templateStatement({ symbols: ['calc.ts#add'], edits: [{ path: 'src/calc.ts', content: '' }], strategy: 'function-body' }, ['test::add adds']);
-    expect(s).toContain('`calc.ts#add`');
-    expect(s).toContain('- test::add adds');
+    const s = forgeTemplateStatement({ symbols: ['calc.ts#add'], edits: [{ path: 'src/calc.ts' }], strategy: 'function-body' }, ['test::add adds']);
+    expect(s).toMatch(/^Calling `add` does not work/);
+    expect(s).toContain('- `add` should add (`test::add adds`)');
+    expect(s).not.toContain('src/calc.ts');
   });
 
   it('makes stable, valid task ids', () => {
@@ -139,7 +141,7 @@ describe('paths and the spec', () => {
   it('validates the forge spec, naming every offending field, with defaults', () => {
     const spec = parseForgeSpec({ repo: { kind: 'local', path: '.' }, testCommand: 'pytest' });
     expect(spec).toMatchObject({ k: 3, maxTasks: 10, split: 'train', suite: 'forge', runner: { kind: 'other' }, canaries: false });
-    expect(() => parseForgeSpec({ repo: { kind: 'git', url: 'x', commit: 'zz' }, k: 0 })).toThrow(/repo.commit: a hex commit id; testCommand: .*; k: /);
+    expect(() => parseForgeSpec({ repo: { kind: 'git', url: 'x', commit: 'zz' }, k: 0 })).toThrow(/repo.commit: a hex commit id; k: /);
     expect(() => parseForgeSpec({ repo: { kind: 'local', path: '.' }, testCommand: 't', runner: { kind: 'pytest', filterCommand: 'pytest' } })).toThrow(/runner.filterCommand/);
   });
 });

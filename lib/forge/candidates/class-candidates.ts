@@ -8,6 +8,7 @@
 import type { Candidate, CandidateLanguage } from '../candidate.ts';
 import { indentAt, type OutlineSymbol, type SourceOutline } from '../parse/source-outline.ts';
 import type { ReturnTypeLookup } from './infer-return-types.ts';
+import { symbolProfile } from './candidate-profile.ts';
 import { applySplices, makeCandidate, type Splice } from './make-candidate.ts';
 import { symbolContext } from './symbol-context.ts';
 
@@ -74,6 +75,7 @@ export function classCandidates(outline: SourceOutline, returnTypes?: ReturnType
         symbols: [`${outline.path}#${cls.qualifiedName}`, ...methods.map((m) => `${outline.path}#${m.qualifiedName}`)],
         edits: [{ path: outline.path, original: outline.text, content: applySplices(outline.text, [splice]) }],
         context: symbolContextFor(cls, methods),
+        profile: symbolProfile(outline, cls, [splice]),
       }),
     );
   }

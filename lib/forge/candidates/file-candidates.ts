@@ -7,10 +7,11 @@
  * strategy only. Python `__init__.py` files are not candidates (deleting one mostly turns a package into a
  * namespace package, which breaks nothing a test can see).
  */
-import type { Candidate, CandidateFileEdit } from '../candidate.ts';
+import type { Candidate, CandidateFileEdit, CandidateProfile } from '../candidate.ts';
 import type { RepoIndex } from '../parse/index-repository.ts';
 import type { OutlineImport } from '../parse/source-outline.ts';
 import { isTestPath } from '../parse/source-files.ts';
+import { deletedSpans, fileProfile } from './candidate-profile.ts';
 import { applySplices, makeCandidate, type Splice } from './make-candidate.ts';
 import { symbolContext } from './symbol-context.ts';
 
@@ -61,14 +62,16 @@ export function fileCandidates(index: RepoIndex, path: string): Candidate[] {
   const text = index.texts.get(path);
   if (!language || text === undefined || path.endsWith('__init__.py')) return [];
   const edits: CandidateFileEdit[] = [{ path, original: text, content: null }];
+  const importerSpans: CandidateProfile['spans'] = [];
   for (const importer of [...(index.importers.get(path) ?? [])].sort()) {
     if (isTestPath(importer) || importer === path) continue;
     const splices = importRemovals(index, importer, path);
     if (splices.length === 0) continue;
     const original = index.texts.get(importer)!;
     edits.push({ path: importer, original, content: applySplices(original, splices) });
+    importerSpans.push(...deletedSpans(importer, splices));
   }
   const outline = index.outlines.get(path);
   const exported = (outline?.symbols ?? []).filter((s) => s.exported && s.kind !== 'method');
-  return [makeCandidate({ strategy: 'file', language, label: path, symbols: [path], edits, context: symbolContext(exported) })];
+  return [makeCandidate({ strategy: 'file', language, label: path, symbols: [path], edits, context: symbolContext(exported), profile: fileProfile(outline, path, text, importerSpans) })];
 }

@@ -14,6 +14,7 @@ import { functionBodyCandidates } from './function-body-candidates.ts';
 import { functionGroupCandidates } from './function-group-candidates.ts';
 import { testsReaching } from './find-referencing-tests.ts';
 import { inferReturnTypes } from './infer-return-types.ts';
+import { identicalSibling, siblingIndex, type SiblingIndex } from './identical-siblings.ts';
 import { dedupeCandidates } from './make-candidate.ts';
 
 /** Strategy order: also the interleaving order (same list as `STRATEGIES`; not imported, to keep `candidate.ts` free of cycles). */
@@ -79,9 +80,10 @@ export async function findCandidates(repoDir: string, options: FindCandidatesOpt
     }
     run('file', () => fileCandidates(index, path));
   }
+  const siblings = siblingIndex(index);
   // Within a strategy, what some test reaches comes first: with a cap, those are the ones that can certify.
   const lists = STRATEGIES.map((s) => {
-    const withTests = dedupeCandidates(byStrategy.get(s)!).map((c) => ({ ...c, context: { ...c.context, relatedTests: testsReaching(index, c.files) } }));
+    const withTests = dedupeCandidates(byStrategy.get(s)!).map((c) => ({ ...withSibling(c, index, siblings), context: { ...c.context, relatedTests: testsReaching(index, c.files) } }));
     return [...withTests.filter((c) => c.context.relatedTests.length > 0), ...(options.requireTests ? [] : withTests.filter((c) => c.context.relatedTests.length === 0))];
   });
   const interleaved: Candidate[] = [];
@@ -89,4 +91,16 @@ export async function findCandidates(repoDir: string, options: FindCandidatesOpt
   const out = dedupeCandidates(interleaved);
   if (options.maxCandidates !== undefined) out.length = Math.min(out.length, options.maxCandidates);
   return out;
+}
+
+/** A function-body candidate whose body has a twin elsewhere names it: the answer is beside the deletion. */
+function withSibling(c: Candidate, index: RepoIndex, siblings: SiblingIndex): Candidate {
+  if (c.strategy !== 'function-body' || !c.profile) return c;
+  const at = c.profile.entryPoint.lastIndexOf('#');
+  const path = c.profile.entryPoint.slice(0, at);
+  const qualifiedName = c.profile.entryPoint.slice(at + 1);
+  const outline = at > 0 ? index.outlines.get(path) : undefined;
+  const symbol = outline?.symbols.find((s) => s.qualifiedName === qualifiedName && s.kind !== 'class');
+  const sibling = outline && symbol ? identicalSibling(siblings, outline, symbol) : undefined;
+  return sibling ? { ...c, profile: { ...c.profile, identicalSibling: sibling } } : c;
 }

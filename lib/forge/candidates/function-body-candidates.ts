@@ -5,6 +5,7 @@
 import type { Candidate, CandidateLanguage } from '../candidate.ts';
 import type { SourceOutline } from '../parse/source-outline.ts';
 import type { ReturnTypeLookup } from './infer-return-types.ts';
+import { symbolProfile } from './candidate-profile.ts';
 import { applySplices, makeCandidate } from './make-candidate.ts';
 import { bodyReplacement, isDeclarationOnly, isTrivialBody } from './replace-body.ts';
 import { symbolContext } from './symbol-context.ts';
@@ -23,6 +24,7 @@ export function functionBodyCandidates(outline: SourceOutline, returnTypes?: Ret
         symbols: [`${outline.path}#${s.qualifiedName}`],
         edits: [{ path: outline.path, original: outline.text, content: applySplices(outline.text, splices) }],
         context: symbolContext([s]),
+        profile: symbolProfile(outline, s, splices),
       }),
     );
   }

@@ -8,6 +8,7 @@
 import type { Candidate, CandidateLanguage } from '../candidate.ts';
 import type { OutlineSymbol, SourceOutline } from '../parse/source-outline.ts';
 import type { ReturnTypeLookup } from './infer-return-types.ts';
+import { symbolProfile } from './candidate-profile.ts';
 import { applySplices, makeCandidate, type Splice } from './make-candidate.ts';
 import { bodyReplacement, isDeclarationOnly, isTrivialBody } from './replace-body.ts';
 import { symbolContext } from './symbol-context.ts';
@@ -74,6 +75,8 @@ export function functionGroupCandidates(outline: SourceOutline, returnTypes?: Re
         symbols: members.map((m) => `${outline.path}#${m.qualifiedName}`),
         edits: [{ path: outline.path, original: outline.text, content: applySplices(outline.text, splices) }],
         context: symbolContext(members),
+        // Named after its entry, what a user calls, not after the first member in the file.
+        profile: symbolProfile(outline, entry, splices),
       }),
     );
   }

@@ -3,7 +3,7 @@
  * deduplication of candidates whose edits are identical.
  */
 import { createHash } from 'node:crypto';
-import type { Candidate, CandidateContext, CandidateFileEdit, CandidateLanguage, CandidateStrategy } from '../candidate.ts';
+import type { Candidate, CandidateContext, CandidateFileEdit, CandidateLanguage, CandidateProfile, CandidateStrategy } from '../candidate.ts';
 
 /** Replace `[start, end)` of a text by `text`. */
 export interface Splice {
@@ -44,6 +44,7 @@ export function makeCandidate(input: {
   symbols: string[];
   edits: CandidateFileEdit[];
   context: CandidateContext;
+  profile?: CandidateProfile;
 }): Candidate {
   const edits = [...input.edits].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return {
@@ -54,6 +55,7 @@ export function makeCandidate(input: {
     files: edits.map((e) => e.path),
     edits,
     context: input.context,
+    ...(input.profile ? { profile: input.profile } : {}),
   };
 }
 

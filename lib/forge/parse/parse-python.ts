@@ -52,7 +52,7 @@ interface PyImport {
   end: Pos;
   topLevel: boolean;
 }
-type PyOutline = { symbols: Array<PyFunction | PyClass>; imports: PyImport[] } | { error: string };
+type PyOutline = { symbols: Array<PyFunction | PyClass>; imports: PyImport[]; all?: string[] | null; codeLines?: number[] } | { error: string };
 
 /** Converts `ast` positions (1-based line, UTF-8 byte column) into string offsets. */
 class Offsets {
@@ -191,6 +191,14 @@ export async function parsePython(files: Array<{ path: string; absPath: string; 
       });
       for (const m of s.members) if (m.kind === 'function') symbols.push(functionSymbol(m, text, o, s.name));
     }
-    return { path, language: 'python' as const, text, symbols, imports: r.imports.flatMap((i) => importOf(i, text, o)) };
+    return {
+      path,
+      language: 'python' as const,
+      text,
+      symbols,
+      imports: r.imports.flatMap((i) => importOf(i, text, o)),
+      ...(r.all ? { exportList: r.all } : {}),
+      ...(r.codeLines ? { codeLines: r.codeLines } : {}),
+    };
   });
 }

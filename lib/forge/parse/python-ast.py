@@ -5,8 +5,10 @@ functions, classes (with members), imports, and the names each function body ref
 [line (1-based), column in UTF-8 bytes] pairs, as `ast` gives them; the caller converts them to string offsets.
 """
 import ast
+import io
 import json
 import sys
+import tokenize
 
 
 def pos(node, end=False):
@@ -85,6 +87,45 @@ def import_outline(node, top):
     return {"kind": "from", "module": node.module, "level": node.level, **base}
 
 
+def exported_names(tree):
+    """The names `__all__` lists, when the module assigns it a literal list or tuple of strings (else None)."""
+    names = None
+    for stmt in tree.body:
+        targets = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets = [stmt.target]
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        value = stmt.value
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            continue
+        listed = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        names = (names or []) + listed if isinstance(stmt, ast.AugAssign) else listed
+    return names
+
+
+def code_lines(source, tree):
+    """Line numbers holding code: not blank, not comment-only, not part of a docstring (module, class, function)."""
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = docstring_node(node.body)
+            if doc is not None:
+                docs.update(range(doc.lineno, doc.end_lineno + 1))
+    lines = set()
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in skip:
+                lines.update(range(tok.start[0], tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        # What tokenize refuses (rare, the parser accepted it): every non-blank line that is not a comment.
+        lines = {i + 1 for i, line in enumerate(source.split("\n")) if line.strip() and not line.strip().startswith("#")}
+    return sorted(lines - docs)
+
+
 def outline(source):
     global SOURCE
     SOURCE = source
@@ -101,7 +142,13 @@ def outline(source):
     for sub in ast.walk(tree):
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             imports.append(import_outline(sub, id(sub) in top_ids))
-    return {"symbols": symbols, "imports": imports, "moduleReferences": references(tree)}
+    return {
+        "symbols": symbols,
+        "imports": imports,
+        "moduleReferences": references(tree),
+        "all": exported_names(tree),
+        "codeLines": code_lines(source, tree),
+    }
 
 
 SOURCE = ""

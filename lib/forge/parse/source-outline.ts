@@ -76,6 +76,10 @@ export interface SourceOutline {
   imports: OutlineImport[];
   /** The reason the file could not be parsed (it then has no symbols). */
   error?: string;
+  /** Python: the names `__all__` lists, when the module defines it as a literal (its public API then). */
+  exportList?: string[];
+  /** 1-based numbers of the lines holding code (blank, comment-only and docstring lines left out), where the parser tells. */
+  codeLines?: number[];
 }
 
 /** The indentation of the line holding `offset`. */

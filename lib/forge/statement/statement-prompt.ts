@@ -1,9 +1,11 @@
 /**
- * What the statement writer (a model, or the template) is told about a candidate: the removed symbols' signatures
- * and docs, the failing tests, the files involved. Never the removed bodies: the prompt is built only from
- * `candidate.context`, the paths, and the tests.
+ * What the statement model is told about a candidate: the public API, its signatures and docs, and the failing tests
+ * with their source. Never the removed bodies, the private helpers or the edited files: the prompt is built only from
+ * `candidate.context` and the tests. The quality judge, which the agent never sees, is told what was removed
+ * (`removalSummary`).
  */
 import type { Candidate, FailingTest } from '../candidate.ts';
+import { statementSubject } from './statement-subject.ts';
 
 export function failingTestsOf(tests: Array<string | FailingTest>): FailingTest[] {
   return tests.map((t) => (typeof t === 'string' ? { id: t } : t));
@@ -54,28 +56,24 @@ export function removalSummary(candidate: Pick<Candidate, 'edits' | 'strategy' |
 }
 
 export const STATEMENT_SYSTEM_PROMPT = [
-  'You write the task statement for a coding exercise. A feature was removed from a working repository and an engineer must rebuild it so that the failing tests pass again without breaking the others.',
-  'Describe what the missing code must do: its purpose, behaviour, inputs and outputs, errors and edge cases the tests check.',
-  'Name the functions, classes, files and signatures involved. Do NOT write the implementation, code of it, or step-by-step pseudo-code.',
-  'Answer with the statement only, in plain prose (Markdown allowed), under 300 words.',
+  'You write the issue a user of a software library files on its tracker: a feature request or a bug report. The library is missing the behaviour that the maintainers\' tests below check; a developer will implement it from your issue.',
+  'Write as that user: what they tried (the public API they call, by name), what they expected, and what happens instead (the call fails or the behaviour is missing). Draw the expected behaviour from the tests\' intent: inputs, results, errors and edge cases, described in words.',
+  'Rules: name only the public API a user calls; never name private helpers or the library\'s source files; never say that code was removed, deleted or stubbed, nor where; never write or sketch the implementation; never copy literal values or strings from the tests (say "an empty string", "a rounded total", "the shortened path" instead); do not refer to the tests themselves.',
+  'Answer with the issue only: a one-line title, a blank line, then the body in plain prose (Markdown allowed), under 250 words.',
 ].join('\n');
 
-/** The user message for the statement model. */
+/** The user message for the statement model: the public API, its docs and the failing tests; never the removed bodies, private helpers or file paths. */
 export function statementPrompt(candidate: Candidate, tests: FailingTest[]): string {
-  const parts = [`## What was removed\n${removalSummary(candidate)}`, `Language: ${candidate.language}. Strategy: ${candidate.strategy}.`];
-  if (candidate.context.signatures.length) parts.push(`## Signatures\n\`\`\`\n${candidate.context.signatures.join('\n')}\n\`\`\``);
-  if (candidate.context.docComments.length) parts.push(`## Documentation of the removed code\n${candidate.context.docComments.join('\n\n')}`);
-  parts.push(`## Tests that fail now\n${testList(tests, true) || '(none given)'}`);
-  if (candidate.context.relatedTests?.length) parts.push(`## Test files that reach this code\n${candidate.context.relatedTests.map((t) => `- ${t}`).join('\n')}`);
-  parts.push('Write the task statement.');
-  return parts.join('\n\n');
-}
-
-/** The deterministic statement used without a model (or when every model draft was rejected). */
-export function templateStatement(candidate: Candidate, tests: FailingTest[]): string {
-  const parts = [removalSummary(candidate), 'Implement the missing code so that the failing tests below pass and every other test keeps passing. Do not change the tests.'];
-  if (candidate.context.signatures.length) parts.push(`Signatures to implement:\n\`\`\`\n${candidate.context.signatures.join('\n')}\n\`\`\``);
-  if (candidate.context.docComments.length) parts.push(`What the documentation says:\n${candidate.context.docComments.join('\n\n')}`);
-  if (tests.length) parts.push(`Failing tests:\n${testList(tests, false)}`);
+  const subject = statementSubject(candidate);
+  const parts = [
+    subject.publicNames.length
+      ? `## Public API the user calls\n${subject.publicNames.map((n) => `- \`${n}\``).join('\n')}`
+      : '## Public API the user calls\n(not known: describe the behaviour through what the tests call)',
+    `Language: ${candidate.language}. ${candidate.strategy === 'file' || candidate.strategy === 'class' ? 'A whole feature is missing: write a feature request.' : 'One operation misbehaves: write a bug report.'}`,
+  ];
+  if (subject.publicSignatures.length) parts.push(`## Signatures\n\`\`\`\n${subject.publicSignatures.join('\n')}\n\`\`\``);
+  if (subject.publicNames.length && candidate.context.docComments.length) parts.push(`## Documentation\n${candidate.context.docComments.join('\n\n')}`);
+  parts.push(`## Tests that fail now (what the user wants)\n${testList(tests, true) || '(none given)'}`);
+  parts.push('Write the issue.');
   return parts.join('\n\n');
 }

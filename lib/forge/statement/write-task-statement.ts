@@ -1,19 +1,38 @@
 /**
- * The task statement: written by a model through the models port from the removed code's signatures, docs and the
- * failing tests, checked for leaks (a statement containing a non-trivial line of the removed code is rejected and
- * the model asked again), with a deterministic template when there is no model, the model is down, or every draft
- * leaked. Every rejected draft is returned with its reason.
+ * The task statement: with a model, the issue a user would file (a feature request or bug report drawn from the
+ * failing tests' intent), checked by `statementProblems` — no removed line or name only the removed code has, no value
+ * the tests assert, no word of what was deleted or where — and on failure sent back with the problems named, up to
+ * `maxRewrites` times; then, or without a model, the template (`template-statement.ts`). Every rejected draft is
+ * returned with its reason, and the statement is remembered for `scoreTaskQuality` (its source and rewrites).
  */
+import { FlywheelError } from '../../errors.ts';
 import type { ChatMessage, ModelsPort, SamplingParams } from '../../ports/models.ts';
 import type { Candidate, FailingTest } from '../candidate.ts';
-import { findLeaks } from './find-leaks.ts';
-import { STATEMENT_SYSTEM_PROMPT, failingTestsOf, statementPrompt, templateStatement } from './statement-prompt.ts';
+import { withTestSources } from './failing-test-sources.ts';
+import { hiddenEvidence } from './hidden-evidence.ts';
+import { STATEMENT_SYSTEM_PROMPT, failingTestsOf, statementPrompt } from './statement-prompt.ts';
+import { statementProblems, type StatementProblem } from './statement-problems.ts';
+import { templateStatement } from './template-statement.ts';
+import { rememberStatement } from './written-statements.ts';
+
+/** Error name thrown when even the template carries removed code (a bug in the template, never a model's fault). */
+export const TEMPLATE_LEAK_ERROR = 'Flywheel.ForgeTemplateLeak';
+
+export class TemplateLeakError extends FlywheelError {
+  constructor(message: string) {
+    super(TEMPLATE_LEAK_ERROR, message);
+  }
+}
 
 export interface WriteStatementOptions {
   /** The tests that fail on the broken tree (ids, or ids with their source). */
   failingTests: Array<string | FailingTest>;
   model?: ModelsPort;
-  /** Model drafts tried before the template. Default 2. */
+  /** The checkout the test ids are relative to: tests given without their source are read from it. */
+  repoDir?: string;
+  /** Rewrite requests after the first draft before the template. Default 2. */
+  maxRewrites?: number;
+  /** Model drafts in all (the first and its rewrites); overrides `maxRewrites`. */
   maxAttempts?: number;
   sampling?: SamplingParams;
   signal?: AbortSignal;
@@ -24,7 +43,9 @@ export interface TaskStatement {
   source: 'model' | 'template';
   /** The model's id, when it wrote the statement. */
   model?: string;
-  /** Drafts rejected on the way (leaks, empty answers, model errors), in order. */
+  /** Rewrite requests sent to the model (the accepted draft's, or all of them before the template). */
+  rewrites: number;
+  /** Drafts rejected on the way (problems found, empty answers, model errors), in order. */
   rejected: Array<{ attempt: number; reason: string }>;
 }
 
@@ -34,18 +55,34 @@ function stripFence(text: string): string {
   return (m ? m[1]! : t).trim();
 }
 
+/** The rejection reason as recorded: a removed line keeps the leak check's wording, the rest say what was found. */
+function rejectionReason(problems: StatementProblem[]): string {
+  return problems
+    .map((p) => {
+      if (p.kind === 'removed-line') return `leak: ${p.found.map((l) => `the text contains a line of the removed code: "${l.length > 120 ? `${l.slice(0, 117)}...` : l}"`).join('; ')}`;
+      if (p.kind === 'empty') return 'empty statement';
+      return `${p.kind}: ${p.found.join(', ') || p.message}`;
+    })
+    .join('; ');
+}
+
 /**
  * Writes the statement for a candidate.
  *
  * @example
- * const { statement, source, rejected } = await writeTaskStatement(candidate, { failingTests: failToPass, model });
+ * const { statement, source, rewrites, rejected } = await writeTaskStatement(candidate, { failingTests: failToPass, model, repoDir });
  */
 export async function writeTaskStatement(candidate: Candidate, options: WriteStatementOptions): Promise<TaskStatement> {
-  const tests = failingTestsOf(options.failingTests);
-  const allowed = [...candidate.context.signatures, ...candidate.context.docComments, ...tests.map((t) => t.body ?? '')];
+  const tests = await withTestSources(failingTestsOf(options.failingTests), options.repoDir);
+  const evidence = hiddenEvidence(candidate, tests);
   const rejected: TaskStatement['rejected'] = [];
+  const done = (written: TaskStatement): TaskStatement => {
+    rememberStatement(candidate, { ...written, tests });
+    return written;
+  };
+  let rewrites = 0;
   if (options.model) {
-    const attempts = options.maxAttempts ?? 2;
+    const attempts = options.maxAttempts ?? (options.maxRewrites ?? 2) + 1;
     const messages: ChatMessage[] = [
       { role: 'system', content: STATEMENT_SYSTEM_PROMPT },
       { role: 'user', content: statementPrompt(candidate, tests) },
@@ -59,22 +96,21 @@ export async function writeTaskStatement(candidate: Candidate, options: WriteSta
         rejected.push({ attempt, reason: `model error: ${(e as Error).name}: ${(e as Error).message}` });
         break;
       }
-      if (draft.length === 0) {
-        rejected.push({ attempt, reason: 'empty statement' });
-        continue;
-      }
-      const leaks = findLeaks(draft, candidate, { allowed });
-      if (leaks.length === 0) return { statement: draft, source: 'model', model: options.model.id, rejected };
-      rejected.push({ attempt, reason: `leak: ${leaks.map((l) => l.reason).join('; ')}` });
-      // Ask again without repeating the leaked line (the prompt must never carry removed code).
-      messages.push({ role: 'assistant', content: '(draft withheld: it quoted the removed implementation)' }, {
-        role: 'user',
-        content: `That draft was rejected: it contained ${leaks.length} line(s) of the removed implementation. Describe the behaviour in prose only, without any code from the implementation.`,
-      });
+      const problems = statementProblems(draft, candidate, tests, evidence);
+      if (problems.length === 0) return done({ statement: draft, source: 'model', model: options.model.id, rewrites, rejected });
+      rejected.push({ attempt, reason: rejectionReason(problems) });
+      if (attempt === attempts) break;
+      // The rewrite request names the problems; a draft that quoted the removed code is withheld, so no prompt carries it.
+      const quotedCode = problems.some((p) => p.kind === 'removed-line');
+      messages.push(
+        { role: 'assistant', content: quotedCode ? '(draft withheld: it quoted the implementation)' : draft },
+        { role: 'user', content: `That issue cannot be used: ${problems.map((p) => p.message).join('; ')}. Rewrite it as the user would, following the rules.` },
+      );
+      rewrites++;
     }
   }
   const statement = templateStatement(candidate, tests);
-  const leaks = findLeaks(statement, candidate, { allowed });
-  if (leaks.length > 0) throw new Error(`template statement for ${candidate.id} leaks: ${leaks[0]!.reason}`);
-  return { statement, source: 'template', rejected };
+  const leaks = statementProblems(statement, candidate, tests, evidence).filter((p) => p.kind === 'removed-line');
+  if (leaks.length > 0) throw new TemplateLeakError(`template statement for ${candidate.id} leaks: ${rejectionReason(leaks)}`);
+  return done({ statement, source: 'template', rewrites, rejected });
 }

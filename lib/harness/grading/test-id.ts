@@ -9,9 +9,12 @@
  * | go test | `package::Test/subtest` (or just `Test/subtest`) | `example.com/calc::TestAdd/negative` |
  *
  * Normalisation, so these compare equal: keep a trailing `[params]` part verbatim (parameters may hold any
- * character); in the rest, drop source-file extensions (`.py`, `.ts`, `.go`, …) and split on `::`, ` > `, `#`, `/`
- * and `.`; the key is the segments joined by `/`. So `tests/test_calc.py::TestAdd::test_neg[1-2]` and the JUnit
- * `tests.test_calc.TestAdd` + `test_neg[1-2]` share the key `tests/test_calc/TestAdd/test_neg[1-2]`.
+ * character). The file or module part — before the first `::`, ` > ` or `#` — loses its source-file extension
+ * (`.py`, `.ts`, `.go`, …) and is split on `/` and `.` (a path and a dotted module name agree); the parts after it
+ * (classes, describe blocks, test titles, go subtests) are split on `::` and ` > ` only and otherwise kept whole, so
+ * the titles `a.b` and `a/b` of one file stay two tests. The key is the segments joined by `/`. So
+ * `tests/test_calc.py::TestAdd::test_neg[1-2]` and the JUnit `tests.test_calc.TestAdd` + `test_neg[1-2]` share the
+ * key `tests/test_calc/TestAdd/test_neg[1-2]`.
  *
  * Lookup of a task id: the exact key first; otherwise every reported key that ends with the task key on a segment
  * boundary (`TestAdd/negative` finds `example.com/calc/TestAdd/negative`), or that the task key ends with when the
@@ -22,18 +25,25 @@ import { worseOutcome, type GradedOutcome, type ReportedTest, type TestOutcome }
 
 const EXTENSION = /\.(?:py|pyi|ts|tsx|mts|cts|js|jsx|mjs|cjs|go|java|kt|rb|rs|php|cs)(?=\/|$)/g;
 
+/** Where the file or module part of an id ends: its first `::`, ` > ` or `#`. */
+const FIRST_SEPARATOR = /::| > |#/;
+
 /** The comparison key of a test id (see the module comment). */
 export function testIdKey(id: string): string {
   const trimmed = id.trim();
   const bracket = trimmed.indexOf('[');
-  const head = bracket >= 0 ? trimmed.slice(0, bracket) : trimmed;
-  const params = bracket >= 0 ? trimmed.slice(bracket) : '';
-  const segments = head
-    .replaceAll(' > ', '/')
-    .replaceAll('::', '/')
-    .replaceAll('#', '/')
-    .replace(EXTENSION, '')
-    .split(/[/.]/)
+  const sep = FIRST_SEPARATOR.exec(trimmed);
+  const cut = sep && (bracket < 0 || sep.index < bracket) ? sep.index : bracket >= 0 ? bracket : trimmed.length;
+  const filePart = trimmed.slice(0, cut);
+  let rest = trimmed.slice(cut);
+  // Parameters are verbatim: nothing after the first `[` of the titles is split.
+  const restBracket = rest.indexOf('[');
+  const params = restBracket >= 0 ? rest.slice(restBracket) : '';
+  if (restBracket >= 0) rest = rest.slice(0, restBracket);
+  const segments = [
+    ...filePart.replace(EXTENSION, '').split(/[/.]/),
+    ...rest.replace(/^#/, '').split(/::| > /),
+  ]
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (params !== '' && segments.length > 0) segments[segments.length - 1] += params;

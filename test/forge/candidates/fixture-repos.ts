@@ -166,3 +166,92 @@ def test_circle():
 `,
   '.venv/lib/site.py': 'def vendored():\n    return 1\n',
 };
+
+/**
+ * Profile facts in TypeScript: twin one-liners (`withHttps` under `withHttp`, differing only in a literal), a group
+ * whose entry is not its first member, an exported class with a private and an underscored method, a module-private
+ * function, and a helper file under test/ that no runner collects.
+ */
+export const PROFILE_TS_REPO: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'urls', type: 'module', private: true }),
+  'src/url.ts': `function withProtocol(input: string, protocol: string): string {
+  // Strip any protocol, then put the wanted one in front.
+  const bare = input.replace(/^[a-z]+:\\/\\//i, '');
+  return protocol + bare;
+}
+
+/** The URL with http:// in front. */
+export function withHttp(input: string): string {
+  return withProtocol(input, 'http://');
+}
+
+/** The URL with https:// in front. */
+export function withHttps(url: string): string {
+  return withProtocol(url, "https://");
+}
+
+export class Query {
+  private parts: string[] = [];
+  add(key: string, value: string): this {
+    this.parts.push(\`\${key}=\${value}\`);
+    return this;
+  }
+  _raw(): string {
+    return this.parts.join('&');
+  }
+  private encode(): string {
+    return this.parts.map(encodeURIComponent).join('&');
+  }
+}
+
+function lowercaseHost(url: string): string {
+  const [head, ...rest] = url.split('/');
+  return [head.toLowerCase(), ...rest].join('/');
+}
+`,
+  'test/url.test.ts': `import { withHttp, withHttps } from '../src/url.ts';
+if (withHttp('a.com') !== 'http://a.com' || withHttps('a.com') !== 'https://a.com') throw new Error('fail');
+`,
+};
+
+/** Profile facts in Python: a module with `__all__`, a private module, twin methods differing only in names and literals. */
+export const PROFILE_PY_REPO: Record<string, string> = {
+  'lib/__init__.py': '',
+  'lib/core.py': `"""Core helpers."""
+__all__ = ["listed", "Box"]
+
+
+def listed(x):
+    """Listed in __all__."""
+    # a comment line
+    y = x + 1
+    return y
+
+
+def unlisted(x):
+    return x - 1
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def scaled(self, k):
+        return self.v * k
+
+    def _peek(self):
+        return self.v
+
+
+class Crate:
+    label = "crate"
+
+    def shifted(self, delta):
+        return self.v * delta
+`,
+  'lib/_compat.py': `def text_type(value):
+    """Coerce to text."""
+    result = str(value)
+    return result
+`,
+};
