@@ -39,8 +39,8 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The folder of a leading `cd <dir> &&` (plain or single-quoted), whose prefix the paths lose. */
-const LEADING_CD = /^\s*cd\s+(?:'([^']+)'|([^\s'"&;|]+))\s*&&/;
+/** The folder of a leading `cd <dir> &&` (plain, single- or double-quoted), whose prefix the paths lose. */
+const LEADING_CD = /^\s*cd\s+(?:'([^']+)'|"([^"$`\\]+)"|([^\s'"&;|]+))\s*&&/;
 
 /**
  * The filter command with `{files}` replaced by the quoted paths and `{dirs}` by their folders as `./dir` (go takes
@@ -53,7 +53,7 @@ const LEADING_CD = /^\s*cd\s+(?:'([^']+)'|([^\s'"&;|]+))\s*&&/;
  */
 export function fillFilter(template: string, files: readonly string[]): string {
   const cd = LEADING_CD.exec(template);
-  const dir = (cd?.[1] ?? cd?.[2])?.replace(/^\.\//, '').replace(/\/+$/, '');
+  const dir = (cd?.[1] ?? cd?.[2] ?? cd?.[3])?.replace(/^\.\//, '').replace(/\/+$/, '');
   const local = dir && dir !== '.' ? files.map((f) => (f.startsWith(`${dir}/`) ? f.slice(dir.length + 1) : f)) : [...files];
   const dirs = [...new Set(local.map((f) => (f.includes('/') ? `./${f.slice(0, f.lastIndexOf('/'))}` : '.')))].sort();
   return template.replaceAll('{files}', local.map(shellQuote).join(' ')).replaceAll('{dirs}', dirs.map(shellQuote).join(' '));

@@ -38,7 +38,7 @@ function walk(node: Node, out: Map<string, string>, workdir: string | undefined)
 
 /**
  * The file of a test id from its notation alone, when it carries one: the id's first part (before the first `::` or
- * ` > `), when that is a test source file. Titles after it never count, whatever they hold.
+ * ` > `), when that is a Python file before `::` or a JS/TS file (vitest/jest JSON ` > `, vitest JUnit `::`). Titles after it never count, whatever they hold.
  *
  * @example
  * fileFromId('src/url.test.ts > withHttp > keeps a.b/c.ts'); // 'src/url.test.ts'
@@ -49,7 +49,8 @@ export function fileFromId(id: string): string | undefined {
   const first = id.slice(0, sep.index).trim();
   if (first === '' || (sep[0] === '::' && /\s/.test(first))) return undefined;
   if (sep[0] === '::' && /\.py$/.test(first)) return first;
-  if (sep[0] === ' > ' && /\.[cm]?[jt]sx?$/.test(first)) return first;
+  // JS test files: vitest/jest JSON (`file > title`) and JUnit (`file::title`, the classname vitest's junit reporter writes).
+  if (/\.[cm]?[jt]sx?$/.test(first) && (sep[0] === ' > ' || !/\s/.test(first))) return first;
   return undefined;
 }
 

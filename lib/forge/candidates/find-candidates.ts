@@ -12,7 +12,7 @@ import { classCandidates } from './class-candidates.ts';
 import { fileCandidates } from './file-candidates.ts';
 import { functionBodyCandidates } from './function-body-candidates.ts';
 import { functionGroupCandidates } from './function-group-candidates.ts';
-import { testsReaching } from './find-referencing-tests.ts';
+import { testsNaming, testsReaching } from './find-referencing-tests.ts';
 import { inferReturnTypes } from './infer-return-types.ts';
 import { identicalSibling, siblingIndex, type SiblingIndex } from './identical-siblings.ts';
 import { dedupeCandidates } from './make-candidate.ts';
@@ -83,7 +83,7 @@ export async function findCandidates(repoDir: string, options: FindCandidatesOpt
   const siblings = siblingIndex(index);
   // Within a strategy, what some test reaches comes first: with a cap, those are the ones that can certify.
   const lists = STRATEGIES.map((s) => {
-    const withTests = dedupeCandidates(byStrategy.get(s)!).map((c) => ({ ...withSibling(c, index, siblings), context: { ...c.context, relatedTests: testsReaching(index, c.files) } }));
+    const withTests = dedupeCandidates(byStrategy.get(s)!).map((c) => ({ ...withSibling(c, index, siblings), context: { ...c.context, relatedTests: testsNaming(index, testsReaching(index, c.files), c.profile?.entryPoint) } }));
     return [...withTests.filter((c) => c.context.relatedTests.length > 0), ...(options.requireTests ? [] : withTests.filter((c) => c.context.relatedTests.length === 0))];
   });
   const interleaved: Candidate[] = [];

@@ -113,13 +113,20 @@ export async function planForge(input: PlanForgeInput): Promise<ForgePlan> {
     const ranked = rankCandidates(found, { spec, baseline, limit });
 
     const universe = testUniverse(found, baseline.collectedFiles);
+    // Per source file, the tests its symbols' candidates name; a whole-file deletion (every test that imports the
+    // package, through a re-exporting __init__/index) speaks only for files no symbol candidate covers.
     const testMap = new Map<string, Set<string>>();
-    for (const c of found) {
-      const tests = collectedTestFiles(c, universe);
-      for (const e of c.edits) {
-        const set = testMap.get(e.path) ?? new Set<string>();
-        for (const t of tests) set.add(t);
-        testMap.set(e.path, set);
+    for (const wholeFiles of [false, true]) {
+      const covered = new Set(testMap.keys());
+      for (const c of found) {
+        if ((c.strategy === 'file') !== wholeFiles) continue;
+        const tests = collectedTestFiles(c, universe);
+        for (const e of c.edits) {
+          if (wholeFiles && covered.has(e.path)) continue;
+          const set = testMap.get(e.path) ?? new Set<string>();
+          for (const t of tests) set.add(t);
+          testMap.set(e.path, set);
+        }
       }
     }
     const refusedBy: Record<string, number> = {};

@@ -1,22 +1,16 @@
 /**
- * The order candidates are tried in: coverage first. Each next pick is the best head of some file's queue, preferring
- * (in this order) a focused candidate over a broad or untested one, a file picked fewer times, public API over a
- * private helper, a feature area (directory) picked fewer times, then the candidate's quality plus a seeded draw per
- * file; so the first N tried come from N different files where the repository has them (public ones first in each
- * round), spread over its directories, in an order the seed fixes and path order does not.
+ * The order candidates are tried in. Each next pick is the best head of some file's queue, preferring (in this order)
+ * the better tier (public focused, private focused, broad, untested: public API before any private helper), a file
+ * picked fewer times, a feature area (directory) picked fewer times, then the candidate's quality plus a seeded draw
+ * per file; so within a tier the first N tried come from N different files where the repository has them, spread over
+ * its directories, in an order the seed fixes and path order does not.
  */
 import { createHash } from 'node:crypto';
-import { RANK_TIERS, type CandidateFeatures } from './candidate-features.ts';
+import { type CandidateFeatures } from './candidate-features.ts';
 
 /** A number in [0, 1) drawn from the seed and a file path: the same on every run and machine. */
 export function seededDraw(seed: number, key: string): number {
   return createHash('sha256').update(`${seed}\0${key}`).digest().readUInt32BE(0) / 2 ** 32;
-}
-
-/** Broad and untested candidates come after every focused one, whatever the coverage; public and private take turns by file. */
-function coverageTier(tier: number): number {
-  const focused = Math.max(RANK_TIERS.indexOf('public-focused'), RANK_TIERS.indexOf('private-focused'));
-  return tier <= focused ? 0 : tier - focused;
 }
 
 /** Within one file: better tier, then higher quality, then the maker's order. */
@@ -50,7 +44,7 @@ export function spreadOrder<T extends { features: CandidateFeatures }>(items: re
       if (!item) continue;
       const f = item.features;
       // Compared left to right: smaller wins.
-      const key = [coverageTier(f.tier), fileUses.get(file) ?? 0, f.tier, areaUses.get(f.area) ?? 0, -(f.quality + draw.get(file)!), f.index];
+      const key = [f.tier, fileUses.get(file) ?? 0, areaUses.get(f.area) ?? 0, -(f.quality + draw.get(file)!), f.index];
       if (!best || lexicallyLess(key, best.key)) best = { file, item, key };
     }
     if (!best) break;

@@ -19,7 +19,8 @@ export function deriveFilterCommand(testCommand: string, kind: RunnerKind): stri
   if (kind === 'other') return undefined;
   const inv = readInvocation(testCommand, kind);
   if (!inv || inv.kind !== kind) return undefined;
-  const placeholder = kind === 'go' ? '{dirs}' : '{files}';
+  // jest reads positional paths as regular expressions: `app/(group)/[id]/page.test.ts` would match nothing.
+  const placeholder = kind === 'go' ? '{dirs}' : kind === 'jest' ? '--runTestsByPath {files}' : '{files}';
   const kept = [inv.runnerWord, ...(inv.subcommand ? [inv.subcommand] : []), ...inv.options];
   const insertAt = Math.max(...kept.map((w) => w.end));
   const insertion = inv.needsDoubleDash ? ` -- ${placeholder}` : ` ${placeholder}`;

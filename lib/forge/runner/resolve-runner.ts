@@ -78,6 +78,15 @@ async function hasProjectFile(dir: string): Promise<boolean> {
   return false;
 }
 
+/** The package folder holding `folder` (itself or the nearest parent below the root with a project file). */
+async function packageFolder(root: string, folder: string | undefined): Promise<string | undefined> {
+  // `includePaths: ['packages/url/src/**']` names the package's sources, not the package.
+  for (let f = folder; f; f = f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : undefined) {
+    if (await hasProjectFile(join(root, f))) return f;
+  }
+  return undefined;
+}
+
 /** The command with `text` inserted before the first word of its runner's `&&` segment (after any `cd dir &&`). */
 function prefixRunnerSegment(command: string, text: string, kind: RunnerKind): string | undefined {
   const inv = readInvocation(command, kind);
@@ -95,8 +104,8 @@ function pytestInFolder(command: string, folder: string): string {
 async function derive(work: WorkRepo, spec: ForgeSpec): Promise<DetectedRunner & { workingDir?: string }> {
   const atRoot = await detectRunner(work.checkoutDir);
   if (atRoot) return atRoot;
-  const folder = includedFolder(spec);
-  if (folder && (await hasProjectFile(join(work.checkoutDir, folder)))) {
+  const folder = await packageFolder(work.checkoutDir, includedFolder(spec));
+  if (folder) {
     const inFolder = await detectRunner(join(work.checkoutDir, folder));
     if (inFolder) {
       const command = inFolder.kind === 'pytest' ? pytestInFolder(inFolder.testCommand, folder) : inFolder.testCommand;

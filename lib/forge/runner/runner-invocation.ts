@@ -40,6 +40,12 @@ const VALUE_OPTIONS: Record<Exclude<RunnerKind, 'other'>, ReadonlySet<string>> =
 /** Package-manager scripts that run a project's `test` script (`npm test`, `npm run test`, `yarn test`, `pnpm test`). */
 const SCRIPT_RUNNERS = new Set(['npm', 'yarn', 'pnpm', 'bun']);
 
+/**
+ * Only npm keeps the words after the script name for itself until a `--`; yarn, pnpm (≥ 7) and `bun run` hand them
+ * to the script, and pass a `--` through as a word (`vitest -- --reporter=json` would read no option after it).
+ */
+const NEEDS_DOUBLE_DASH = new Set(['npm']);
+
 export interface RunnerInvocation {
   kind: Exclude<RunnerKind, 'other'>;
   /** The word that starts the runner (`pytest`, `vitest`, `jest`, `node`, the `test` of `go test`, the `--` of `npm test --`). */
@@ -68,7 +74,7 @@ function words(segment: readonly ShellToken[]): ShellWord[] {
 }
 
 /** The runner word's index and kind in a segment's words (after its env assignments). */
-function findRunner(ws: readonly ShellWord[], from: number): { kind: Exclude<RunnerKind, 'other'> | 'script'; at: number } | undefined {
+function findRunner(ws: readonly ShellWord[], from: number): { kind: Exclude<RunnerKind, 'other'> | 'script'; at: number; manager?: string } | undefined {
   for (let i = from; i < ws.length; i++) {
     const v = ws[i]!.value;
     const b = base(v);
@@ -80,8 +86,9 @@ function findRunner(ws: readonly ShellWord[], from: number): { kind: Exclude<Run
     if (b === 'node' && ws.slice(i + 1).some((w) => w.value === '--test')) return { kind: 'node-test', at: i };
     if (SCRIPT_RUNNERS.has(b)) {
       const next = ws[i + 1]?.value;
-      if (next === 'test' || next === 't') return { kind: 'script', at: i + 1 };
-      if ((next === 'run' || next === 'run-script') && ws[i + 2]?.value === 'test') return { kind: 'script', at: i + 2 };
+      // `bun test` is bun's own runner, not the package's script.
+      if ((next === 'test' || next === 't') && b !== 'bun') return { kind: 'script', at: i + 1, manager: b };
+      if ((next === 'run' || next === 'run-script') && ws[i + 2]?.value === 'test') return { kind: 'script', at: i + 2, manager: b };
     }
   }
   return undefined;
@@ -116,7 +123,9 @@ export function readInvocation(command: string, scriptKind?: RunnerKind): Runner
     kind = scriptKind;
     const dash = ws.findIndex((w, i) => i > at && w.value === '--');
     if (dash >= 0) at = dash;
-    else {
+    else if (!NEEDS_DOUBLE_DASH.has(found.manager ?? 'npm')) {
+      // The words after the script name are already the runner's.
+    } else {
       // Words after `npm test` are npm's own: the runner takes none until a `--` is added.
       needsDoubleDash = true;
       at = ws.length - 1;

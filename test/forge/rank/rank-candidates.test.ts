@@ -100,12 +100,12 @@ describe('rankCandidates: the order tried', () => {
     expect(r.ordered[1]!.rank.isPublic).toBe(false);
   });
 
-  it('a file of private helpers gets its turn before a file with public API gets its second (public first in each round)', () => {
+  it('public API comes before any private helper, even from a file already picked (public first, then spread)', () => {
     const r = rankCandidates(
       [cand('lib/api.py', 'get', { span: [0, 10] }), cand('lib/api.py', 'post', { span: [20, 30] }), cand('lib/_internal.py', '_walk'), cand('lib/api.py', 'put', { span: [40, 50] })],
       { spec: spec(), baseline: baseline(TESTS), limit: 10 },
     );
-    expect(r.ordered.map((o) => fileOf(o.candidate))).toEqual(['lib/api.py', 'lib/_internal.py', 'lib/api.py', 'lib/api.py']);
+    expect(r.ordered.map((o) => fileOf(o.candidate))).toEqual(['lib/api.py', 'lib/api.py', 'lib/api.py', 'lib/_internal.py']);
   });
 
   it('within a file, the mid-sized deletion first', () => {

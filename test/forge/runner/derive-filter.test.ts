@@ -28,9 +28,9 @@ describe('deriveFilterCommand', () => {
     expect(deriveFilterCommand('uv run pytest -x -- tests', 'pytest')).toBe('uv run pytest -x -- {files}');
     expect(deriveFilterCommand(NODE_TEST_COMMAND, 'node-test')).toBe(NODE_TEST_COMMAND.replace(` 'test/**/*.test.ts'`, ' {files}'));
     expect(deriveFilterCommand('npx vitest run --reporter=json --outputFile="$FLYWHEEL_REPORT_DIR/vitest.json" test/unit', 'vitest')).toBe('npx vitest run --reporter=json --outputFile="$FLYWHEEL_REPORT_DIR/vitest.json" {files}');
-    expect(deriveFilterCommand('npx jest --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" --config jest.config.js 2>&1', 'jest')).toBe('npx jest --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" --config jest.config.js {files} 2>&1');
+    expect(deriveFilterCommand('npx jest --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" --config jest.config.js 2>&1', 'jest')).toBe('npx jest --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" --config jest.config.js --runTestsByPath {files} 2>&1');
     expect(deriveFilterCommand('npm run build && npm test -- --reporter=json', 'vitest')).toBe('npm run build && npm test -- --reporter=json {files}');
-    expect(deriveFilterCommand('npm test', 'jest')).toBe('npm test -- {files}');
+    expect(deriveFilterCommand('npm test', 'jest')).toBe('npm test -- --runTestsByPath {files}');
   });
 
   it('gives go its packages ({dirs}) and stops at -args', () => {
@@ -58,6 +58,17 @@ describe('withReporterFlags', () => {
     expect(withReporterFlags('go test ./...', 'go').command).toBe('go test -json ./...');
     expect(withReporterFlags('npm test', 'vitest', 'vitest').command).toBe(`npm test -- ${vitestFlags}`);
     expect(withReporterFlags('npm run test -- --ci', 'jest', 'jest').command).toBe('npm run test -- --json --outputFile="$FLYWHEEL_REPORT_DIR/jest.json" --ci');
+  });
+
+  it('puts the flags straight after the script name for yarn, pnpm and bun run (they pass a `--` on to the runner)', () => {
+    const vitestFlags = '--reporter=json --outputFile="$FLYWHEEL_REPORT_DIR/vitest.json"';
+    expect(withReporterFlags('pnpm test', 'vitest', 'vitest run').command).toBe(`pnpm test ${vitestFlags}`);
+    expect(withReporterFlags('yarn test --coverage', 'vitest', 'vitest run').command).toBe(`yarn test ${vitestFlags} --coverage`);
+    expect(withReporterFlags('cd web && bun run test', 'vitest', 'vitest run').command).toBe(`cd web && bun run test ${vitestFlags}`);
+    expect(deriveFilterCommand(`pnpm test ${vitestFlags}`, 'vitest')).toBe(`pnpm test ${vitestFlags} {files}`);
+    expect(deriveFilterCommand('yarn run test', 'jest')).toBe('yarn run test --runTestsByPath {files}');
+    // `bun test` is bun's own runner, not the package's test script.
+    expect(withReporterFlags('bun test', 'vitest', 'vitest run').note).toMatch(/no reporter flags added/);
   });
 
   it('leaves pytest and commands that already report readably alone, and says when it cannot tell', () => {
@@ -91,5 +102,6 @@ describe('fillFilter', () => {
     expect(fillFilter(`cd 'packages/py' && python -m pytest {files}`, ['packages/py/tests/test_a.py'])).toBe(`cd 'packages/py' && python -m pytest 'tests/test_a.py'`);
     expect(fillFilter('go test -json {dirs}', ['calc/add_test.go', 'calc/sub_test.go', 'main_test.go'])).toBe(`go test -json '.' './calc'`);
     expect(fillFilter('pytest {files}', ['web/test_a.py'])).toBe(`pytest 'web/test_a.py'`);
+    expect(fillFilter('cd "my web" && npx vitest run {files}', ['my web/test/a.test.ts'])).toBe(`cd "my web" && npx vitest run 'test/a.test.ts'`);
   });
 });

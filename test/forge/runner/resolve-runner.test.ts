@@ -73,6 +73,12 @@ describe('resolveRunner: a test command derived from the repository', () => {
     expect(ts.runner).toMatchObject({ kind: 'vitest', workingDir: 'packages/url', testCommand: `cd packages/url && npx vitest run ${VITEST_FLAGS}`, filterCommand: `cd packages/url && npx vitest run ${VITEST_FLAGS} {files}` });
     const py = await resolveFor({ 'README.md': '# mono\n', 'libs/calc/pyproject.toml': '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', 'libs/calc/src/calc/__init__.py': 'def add(a, b):\n    return a + b\n', 'libs/calc/tests/test_calc.py': PY_TEST }, { includePaths: ['libs/calc'] });
     expect(py.runner).toMatchObject({ kind: 'pytest', workingDir: 'libs/calc', testCommand: 'cd libs/calc && PYTHONPATH=src python -m pytest -q --rootdir=../.. tests', env: {} });
+    // Included by its sources only: the package is the nearest folder above them with a project file.
+    const bySources = await resolveFor(
+      { 'README.md': '# mono\n', 'packages/url/package.json': JSON.stringify({ devDependencies: { vitest: '^3' } }), 'packages/url/src/url.ts': 'export const x = 1;\n', 'packages/url/test/a.test.ts': '' },
+      { includePaths: ['packages/url/src/**'] },
+    );
+    expect(bySources.runner).toMatchObject({ kind: 'vitest', workingDir: 'packages/url', testCommand: `cd packages/url && npx vitest run ${VITEST_FLAGS}` });
   });
 
   it('throws a ValidationError naming testCommand when nothing is recognised', async () => {
