@@ -8,17 +8,68 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { codeFingerprints, dialectOf, probeLineHashes } from './code-fingerprints.ts';
+import { gunzipSync } from 'node:zlib';
+import { codeFingerprints, dialectOf, probeLineHashes, type CodeDialect } from './code-fingerprints.ts';
 
-/** Files whose name says code a sandboxed program could load or read as source. */
-export const CODE_FILE = /\.(?:py|pyi|js|mjs|cjs|jsx|ts|mts|cts|tsx)$/;
+/**
+ * Files whose name says code a sandboxed program could load or read as source: code files, gzipped ones
+ * (`index.js.gz`), and source maps, whose `sourcesContent` carries the original TypeScript verbatim.
+ */
+export const CODE_FILE = /\.(?:py|pyi|pyw|js|mjs|cjs|jsx|ts|mts|cts|tsx)(?:\.gz)?$|\.map$/;
 /** Bigger files are skipped (a data blob named .js); a bundle like typescript.js (9 MB) is still read. */
 export const MAX_CODE_FILE_BYTES = 16 * 1024 * 1024;
 const FILE_SLOTS = 2 ** 21;
+/** Oversize files named per index. */
+const MAX_NAMED_OVERSIZE = 5;
 /** A fingerprint that this many files hold is boilerplate, not evidence of a copy. */
 export const COMMON_FILES = 40;
-/** Folders never entered: version control and bytecode caches. */
-const SKIP_NAMES = new Set(['.git', '__pycache__', '.cache']);
+/**
+ * Folders never entered: version control and bytecode caches (.pyc is no source). A tool cache such as
+ * `node_modules/.cache` is entered: a sandbox reads it like any other folder of the layer.
+ */
+const SKIP_NAMES = new Set(['.git', '__pycache__']);
+
+/**
+ * The text a file gives an agent that reads it: gunzipped, or a source map's original sources.
+ *
+ * @example
+ * readableText('dist/index.mjs.map', buffer) // { text: '<the original .ts sources>', dialect: 'script' }
+ */
+export function readableText(path: string, buffer: Buffer): { text: string; dialect: CodeDialect } | undefined {
+  if (path.endsWith('.gz')) {
+    let plain: Buffer;
+    try {
+      plain = gunzipSync(buffer, { maxOutputLength: MAX_CODE_FILE_BYTES });
+    } catch {
+      return undefined;
+    }
+    return { text: plain.toString('utf8'), dialect: dialectOf(path.slice(0, -3)) };
+  }
+  if (path.endsWith('.map')) {
+    const text = sourcesContentOf(buffer.toString('utf8'));
+    return text ? { text, dialect: 'script' } : undefined;
+  }
+  const text = buffer.toString('utf8');
+  // A transpiled file may carry its source map inline (base64), original sources included.
+  const inline = INLINE_SOURCE_MAP.exec(text);
+  const sources = inline ? sourcesContentOf(Buffer.from(inline[1]!, 'base64').toString('utf8')) : undefined;
+  return { text: sources ? `${text}\n${sources}` : text, dialect: dialectOf(path) };
+}
+
+const INLINE_SOURCE_MAP = /[#@] sourceMappingURL=data:application\/json;(?:charset=[\w-]+;)?base64,([A-Za-z0-9+/=]+)/;
+
+/** A source map's original sources, joined; undefined when it carries none. */
+function sourcesContentOf(json: string): string | undefined {
+  let map: unknown;
+  try {
+    map = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  const sources = (map as { sourcesContent?: unknown } | null)?.sourcesContent;
+  if (!Array.isArray(sources)) return undefined;
+  return sources.filter((s): s is string => typeof s === 'string').join('\n') || undefined;
+}
 
 /** A growable sorted-later array of packed (hash, file) entries. */
 class PackedEntries {
@@ -80,6 +131,8 @@ export interface CodeMatch {
 
 export interface CodeIndexStats {
   files: number;
+  /** Code files over MAX_CODE_FILE_BYTES, not searched (the record names them: a sandbox can still read them). */
+  oversize: number;
   bytes: number;
   fingerprints: number;
   lines: number;
@@ -89,13 +142,16 @@ export interface CodeIndexStats {
 export class CodeIndex {
   readonly root: string;
   readonly files: string[];
+  /** The first few code files too big to index. */
+  readonly oversize: string[];
   readonly stats: CodeIndexStats;
   private readonly fingerprints: Float64Array;
   private readonly lineHashes: Float64Array;
 
-  private constructor(root: string, files: string[], fingerprints: Float64Array, lineHashes: Float64Array, stats: CodeIndexStats) {
+  private constructor(root: string, files: string[], oversize: string[], fingerprints: Float64Array, lineHashes: Float64Array, stats: CodeIndexStats) {
     this.root = root;
     this.files = files;
+    this.oversize = oversize;
     this.fingerprints = fingerprints;
     this.lineHashes = lineHashes;
     this.stats = stats;
@@ -112,6 +168,8 @@ export class CodeIndex {
     const started = Date.now();
     const skip = new Set(options.skip ?? []);
     const files: string[] = [];
+    const oversize: string[] = [];
+    let oversizeCount = 0;
     const fingerprints = new PackedEntries();
     const lines = new PackedEntries();
     let bytes = 0;
@@ -137,17 +195,23 @@ export class CodeIndex {
       const buffer = await reads.get(i)!;
       reads.delete(i);
       if (i + READ_AHEAD < paths.length) read(i + READ_AHEAD);
-      if (!buffer || buffer.length > MAX_CODE_FILE_BYTES || files.length >= FILE_SLOTS) continue;
-      const text = buffer.toString('utf8');
+      if (buffer && buffer.length > MAX_CODE_FILE_BYTES) {
+        if (oversize.length < MAX_NAMED_OVERSIZE) oversize.push(paths[i]!);
+        oversizeCount++;
+        continue;
+      }
+      if (!buffer || files.length >= FILE_SLOTS) continue;
+      const readable = readableText(paths[i]!, buffer);
+      if (!readable) continue;
       const file = files.length;
       files.push(paths[i]!);
       bytes += buffer.length;
-      fingerprints.add(codeFingerprints(text, dialectOf(paths[i]!)), file);
-      lines.add(probeLineHashes(text), file);
+      fingerprints.add(codeFingerprints(readable.text, readable.dialect), file);
+      lines.add(probeLineHashes(readable.text), file);
     }
     const fp = fingerprints.sorted();
     const lh = lines.sorted();
-    return new CodeIndex(root, files, fp, lh, { files: files.length, bytes, fingerprints: fp.length, lines: lh.length, buildMs: Date.now() - started });
+    return new CodeIndex(root, files, oversize, fp, lh, { files: files.length, oversize: oversizeCount, bytes, fingerprints: fp.length, lines: lh.length, buildMs: Date.now() - started });
   }
 
   /**

@@ -39,6 +39,9 @@ export interface EnvironmentLeak extends CodeMatch {
 export interface LeakSearch {
   leaks: EnvironmentLeak[];
   files: number;
+  /** Code files too big to index, as the sandbox names them (the first few), and how many in all. */
+  oversize: string[];
+  oversizeCount: number;
   ms: number;
 }
 
@@ -94,6 +97,12 @@ export class EnvironmentLeakIndex {
       }
     }
     leaks.sort((a, b) => b.share - a.share || b.lines - a.lines);
-    return { leaks, files: indexes.reduce((n, i) => n + i.stats.files, 0), ms: Date.now() - started };
+    return {
+      leaks,
+      files: indexes.reduce((n, i) => n + i.stats.files, 0),
+      oversize: indexes.flatMap((i) => i.oversize.map((f) => insidePath(f, this.mappings))).slice(0, 5),
+      oversizeCount: indexes.reduce((n, i) => n + i.stats.oversize, 0),
+      ms: Date.now() - started,
+    };
   }
 }

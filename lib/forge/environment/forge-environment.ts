@@ -17,8 +17,10 @@ import { git } from '../../harness/git/run-git.ts';
 import type { SandboxEnvironment, SandboxProvider, SandboxSession } from '../../harness/sandbox/sandbox.ts';
 import type { WorkRepo } from '../forge-git.ts';
 import type { RunnableForgeSpec } from '../schemas.ts';
+import { MAX_CODE_FILE_BYTES } from './code-index.ts';
 import { EnvironmentLeakIndex } from './environment-leak-index.ts';
 import { findPreparedFolders, seedPreparedLayers, type LayerCache, type PreparedManifest } from './prepared-layers.ts';
+import { projectCopies } from './project-copies.ts';
 
 /** The error name (without the `Flywheel.` prefix) of an environment the forge could not prepare. */
 export const FORGE_ENVIRONMENT_ERROR = 'ForgeEnvironmentError';
@@ -64,6 +66,11 @@ export interface ForgeEnvironmentRecord {
   searched?: string[];
   /** Package folders that exist on the machine but are covered inside the sandbox (not reachable, not searched). */
   masked?: string[];
+  /**
+   * The project's own package installed by name where the sandbox can read it outside the layers (the machine's
+   * `dist-packages`, a global `node_modules`): the content probe refuses the deletions it holds as source.
+   */
+  projectCopies?: string[];
   notes: string[];
 }
 
@@ -122,7 +129,11 @@ export async function prepareForgeEnvironment(input: { work: WorkRepo; spec: Run
   if (spec.repo.kind === 'local' && isLayerCache(resolver)) {
     const folders = await findPreparedFolders(resolve(spec.repo.path), (rel) => isTrackedIn(work, rel));
     const seeded = await seedPreparedLayers({ cache: resolver, treeDir: work.checkoutDir, prepared: folders }).catch((error: unknown) => {
-      throw new ForgeEnvironmentError(`the checkout's prepared dependencies could not be copied into the environment cache: ${(error as Error).message}`, [], { cause: error });
+      // The plan reads the tree's manifests first: its failure names them, like a failed build.
+      const files = isEnvironmentBuildError(error) ? error.files : [];
+      const from = files.length > 0 ? ` (planned from ${files.join(', ')})` : '';
+      const what = [folders.node, folders.python].filter(Boolean).join(', ');
+      throw new ForgeEnvironmentError(`the checkout's prepared dependencies (${what}) could not be copied into the environment cache${from}: ${(error as Error).message}`, files, { cause: error });
     });
     notes.push(...seeded.notes);
   }
@@ -144,11 +155,19 @@ export async function prepareForgeEnvironment(input: { work: WorkRepo; spec: Run
   }
   const manifests = (environment.manifests ?? []) as PreparedManifest[];
   if (manifests.length === 0) notes.push('the environment has no layers: only the toolchains and the machine’s package folders are shown');
+  const copies = await projectCopies(index.roots, {
+    names: manifests.flatMap((m) => m.project?.names ?? []),
+    topLevel: manifests.flatMap((m) => m.project?.topLevel ?? []),
+  });
+  if (copies.length > 0) {
+    notes.push(`the project's own package is installed where the sandbox can read it (${copies.join(', ')}): the leak probe refuses a deletion it holds as source, but bytecode or a minified build is not compared`);
+  }
   return {
     id: environment.id,
     layers: manifests.map(layerRecord),
     searched: index.roots.map((r) => r.inside),
     masked: index.masked,
+    ...(copies.length > 0 ? { projectCopies: copies } : {}),
     notes,
   };
 }
@@ -178,13 +197,19 @@ export async function probeEnvironmentLeaks(session: SandboxSession, removedCode
   const id = session.taskEnvironment?.id;
   const index = id ? prepared.get(id) : undefined;
   if (!index) {
+    // A sandbox whose environment differs from the one prepared (a candidate that edits a manifest the environment
+    // is keyed on, or one dropped from the map) can read folders no index covers: refused rather than trusted.
+    if (id && prepared.size > 0) {
+      return { ok: false, found: [], problems: [`the sandbox's environment ${id} is not the one this forge run prepared and searched: what it can read was not searched`] };
+    }
     return { ok: true, found: [], problems: [], notes: [`the environment ${id ?? '(none)'} was not prepared by this forge run: not searched`] };
   }
   let search;
   try {
     search = await index.search(removedCode);
   } catch (error) {
-    return { ok: true, found: [], problems: [], notes: [`the environment's index could not be built: ${(error as Error).message}`] };
+    // Not searched is not clean: a folder the index could not read may hold the answer.
+    return { ok: false, found: [], problems: [`the environment's index could not be built, so what the sandbox can read was not searched: ${(error as Error).message}`] };
   }
   const found = search.leaks.slice(0, 5).map((l) => {
     const what = [`${Math.round(l.share * 100)}% of the deleted code's fingerprints (${l.shared}/${l.distinctive})`, ...(l.lines > 0 ? [`${l.lines} removed line(s) verbatim`] : [])];
@@ -194,7 +219,10 @@ export async function probeEnvironmentLeaks(session: SandboxSession, removedCode
     ok: found.length === 0,
     found,
     problems: found.length > 0 ? [`the deleted code is reachable in the environment (${search.leaks.length} file(s))`] : [],
-    notes: [`searched ${search.files} file(s) under ${index.roots.length} folder(s)${index.masked.length ? `; masked: ${index.masked.join(', ')}` : ''}`],
+    notes: [
+      `searched ${search.files} file(s) under ${index.roots.length} folder(s)${index.masked.length ? `; masked: ${index.masked.join(', ')}` : ''}`,
+      ...(search.oversizeCount > 0 ? [`${search.oversizeCount} code file(s) over ${MAX_CODE_FILE_BYTES / (1 << 20)} MB not searched (${search.oversize.join(', ')})`] : []),
+    ],
     files: search.files,
     ms: search.ms,
   };

@@ -24,9 +24,38 @@ import { PYTHON_ENV_TARGET, removeProjectDistributions } from '../../harness/env
 
 const execFileAsync = promisify(execFile);
 
-/** A manifest of a layer copied from a checkout: where from. */
+/** A manifest of a layer copied from a checkout: where from, and when that folder last changed. */
 export interface PreparedManifest extends EnvironmentManifest {
   preparedFrom?: string;
+  /** The copied folder's change stamp (`preparedStamp`): a later install in the checkout changes it. */
+  preparedStamp?: string;
+}
+
+/**
+ * When a prepared folder last changed: the latest change time of the folder, its package folder and the files an
+ * install rewrites (npm's `.package-lock.json`, pnpm's `.modules.yaml`, a venv's `site-packages`).
+ *
+ * @example
+ * await preparedStamp('/src/kit/node_modules') // '1733331200000.123'
+ */
+export async function preparedStamp(folder: string): Promise<string> {
+  const real = await realpath(folder).catch(() => folder);
+  const paths = [real, join(real, '.package-lock.json'), join(real, '.modules.yaml'), join(real, 'pyvenv.cfg')];
+  for (const e of await readdir(join(real, 'lib'), { withFileTypes: true }).catch(() => [])) {
+    if (e.isDirectory() && e.name.startsWith('python')) paths.push(join(real, 'lib', e.name, 'site-packages'));
+  }
+  let latest = 0;
+  for (const p of paths) latest = Math.max(latest, (await stat(p).catch(() => undefined))?.ctimeMs ?? 0);
+  return String(latest);
+}
+
+/** A note when the cached layer was copied from this folder and the folder changed since (the copy is kept). */
+async function staleNote(entryDir: string, folder: string, kind: string): Promise<string | undefined> {
+  const manifest = await readFile(join(entryDir, ENTRY_MARKER), 'utf8').then((t) => JSON.parse(t) as PreparedManifest, () => undefined);
+  if (!manifest?.preparedFrom || !manifest.preparedStamp) return undefined;
+  if (manifest.preparedFrom !== folder && !manifest.preparedFrom.startsWith(`${folder} -> `)) return undefined;
+  if (manifest.preparedStamp === (await preparedStamp(folder))) return undefined;
+  return `the checkout's ${folder} changed after it was copied into ${kind} layer ${manifest.key}: the earlier copy is used (its lockfile inputs are unchanged); remove ${entryDir} to copy it again`;
 }
 
 /** What seeding needs of the resolver: its cache folder and its plan (the CachedEnvironmentResolver has both). */
@@ -88,6 +117,7 @@ function manifestOf(input: {
   removed: RemovedPackage[];
   notes: string[];
   started: number;
+  stamp: string;
 }): PreparedManifest {
   return {
     schemaVersion: ENVIRONMENT_MANIFEST_VERSION,
@@ -107,6 +137,7 @@ function manifestOf(input: {
     builtAt: new Date().toISOString(),
     buildMs: Date.now() - input.started,
     preparedFrom: input.preparedFrom,
+    preparedStamp: input.stamp,
   };
 }
 
@@ -114,6 +145,7 @@ async function seedNode(cache: LayerCache, plan: NonNullable<EnvironmentPlan['no
   const real = await realpath(folder);
   await ensureEntry(cache.cacheDir, plan.key, async (tmp) => {
     const started = Date.now();
+    const stamp = await preparedStamp(folder);
     const layer = join(tmp, 'layer');
     await mkdir(layer, { recursive: true });
     await copyTree(real, join(layer, 'node_modules'));
@@ -138,6 +170,7 @@ async function seedNode(cache: LayerCache, plan: NonNullable<EnvironmentPlan['no
       ...packages,
       notes: own,
       started,
+      stamp,
     });
     await writeFile(join(tmp, ENTRY_MARKER), `${JSON.stringify(manifest, null, 2)}\n`);
   }, { waitMs: 30 * 60_000 });
@@ -187,6 +220,7 @@ async function seedPython(cache: LayerCache, plan: NonNullable<EnvironmentPlan['
   }
   await ensureEntry(cache.cacheDir, plan.key, async (tmp) => {
     const started = Date.now();
+    const stamp = await preparedStamp(venv);
     const layer = join(tmp, 'layer');
     await copyTree(real, layer);
     await relocateVenv(layer, [...new Set([real, venv])]);
@@ -210,6 +244,7 @@ async function seedPython(cache: LayerCache, plan: NonNullable<EnvironmentPlan['
       ...packages,
       notes: own,
       started,
+      stamp,
     });
     await writeFile(join(tmp, ENTRY_MARKER), `${JSON.stringify(manifest, null, 2)}\n`);
   }, { waitMs: 30 * 60_000 });
@@ -231,7 +266,11 @@ export async function seedPreparedLayers(input: { cache: LayerCache; treeDir: st
   const cached = async (key: string) => exists(join(cache.cacheDir, key, ENTRY_MARKER));
   if (prepared.node) {
     if (!plan.node) out.notes.push(`the checkout's ${prepared.node} is not used: the tree has no package.json the environment installs from`);
-    else if (await cached(plan.node.key)) out.notes.push(`node layer ${plan.node.key} is already cached; the checkout's ${prepared.node} is not copied again`);
+    else if (await cached(plan.node.key)) {
+      out.notes.push(`node layer ${plan.node.key} is already cached; the checkout's ${prepared.node} is not copied again`);
+      const stale = await staleNote(join(cache.cacheDir, plan.node.key), prepared.node, 'node');
+      if (stale) out.notes.push(stale);
+    }
     else {
       await seedNode(cache, plan.node, prepared.node, out.notes);
       out.seeded.push({ kind: 'node', key: plan.node.key, from: prepared.node });
@@ -239,7 +278,11 @@ export async function seedPreparedLayers(input: { cache: LayerCache; treeDir: st
   }
   if (prepared.python) {
     if (!plan.python) out.notes.push(`the checkout's ${prepared.python} is not used: the tree is not a Python project the environment installs for`);
-    else if (await cached(plan.python.key)) out.notes.push(`python layer ${plan.python.key} is already cached; the checkout's ${prepared.python} is not copied again`);
+    else if (await cached(plan.python.key)) {
+      out.notes.push(`python layer ${plan.python.key} is already cached; the checkout's ${prepared.python} is not copied again`);
+      const stale = await staleNote(join(cache.cacheDir, plan.python.key), prepared.python, 'python');
+      if (stale) out.notes.push(stale);
+    }
     else {
       if (await seedPython(cache, plan.python, prepared.python, out.notes)) out.seeded.push({ kind: 'python', key: plan.python.key, from: prepared.python });
     }

@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeFingerprints } from '../../../lib/forge/environment/code-fingerprints.ts';
-import { CodeIndex } from '../../../lib/forge/environment/code-index.ts';
+import { CodeIndex, MAX_CODE_FILE_BYTES } from '../../../lib/forge/environment/code-index.ts';
 import { deletedCodeQuery } from '../../../lib/forge/environment/deleted-code-query.ts';
 import { LEAK_MIN_LINES, LEAK_MIN_SHARE, LEAK_MIN_SHARED_FINGERPRINTS } from '../../../lib/forge/environment/environment-leak-index.ts';
 
@@ -69,7 +70,7 @@ describe('code fingerprints and the code index (real files on disk)', () => {
       'node_modules/cart/index.js': UNRELATED_JS,
       'lib/python3.11/site-packages/textkit_vendor/_tidy.py': VENDORED_PY,
       'lib/python3.11/site-packages/textkit_vendor/README.md': DELETED_PY,
-      'node_modules/.cache/copy.js': PUBLISHED_JS,
+      'lib/python3.11/site-packages/textkit_vendor/__pycache__/copy.py': VENDORED_PY,
     };
     for (const [rel, text] of Object.entries(files)) {
       await mkdir(dirname(join(root, rel)), { recursive: true });
@@ -105,10 +106,56 @@ describe('code fingerprints and the code index (real files on disk)', () => {
     expect(matches.map((m) => m.file)).toEqual([join(root, 'lib/python3.11/site-packages/textkit_vendor/_tidy.py')]);
   });
 
-  it('finds nothing for code that is nowhere else, and skips non-code files, caches and links out', () => {
+  it('finds nothing for code that is nowhere else, and skips non-code files, bytecode caches and links out', () => {
     const fresh = `  const parts = [base.replace(/\\/+$/, ''), ...segments.map((s) => s.replace(/^\\/+|\\/+$/g, ''))];\n  return parts.filter(Boolean).join('/');\n`;
     expect(index.search(deletedCodeQuery(fresh), THRESHOLDS)).toEqual([]);
-    expect(index.files.some((f) => f.endsWith('.md') || f.includes('/.cache/') || f.includes('/linked/'))).toBe(false);
+    expect(index.files.some((f) => f.endsWith('.md') || f.includes('/__pycache__/') || f.includes('/linked/'))).toBe(false);
     expect(index.stats.files).toBe(3);
+  });
+});
+
+describe('copies an agent reads other than as a code file (real files on disk)', () => {
+  let root: string;
+  let index: CodeIndex;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fw-code-index-other-'));
+    const sourceMap = JSON.stringify({ version: 3, sources: ['../src/url.ts'], sourcesContent: [`export function withQuery(url: string, params: Record<string, string>): string {\n${DELETED_TS}}\n`], mappings: 'AAAA' });
+    await mkdir(join(root, 'node_modules/url-kit/dist'), { recursive: true });
+    // A minified bundle the fingerprints cannot read, and its source map, which carries the original TypeScript.
+    await writeFile(join(root, 'node_modules/url-kit/dist/index.mjs'), 'export function w(a,b){let c=new URLSearchParams;for(const[d,e]of Object.entries(b))e&&c.append(d.trim().toLowerCase(),e);const f=c.toString();return f?a+(a.includes("?")?"&":"?")+f:a}\n');
+    await writeFile(join(root, 'node_modules/url-kit/dist/index.mjs.map'), sourceMap);
+    await mkdir(join(root, 'node_modules/.vite-node'), { recursive: true });
+    await writeFile(join(root, 'node_modules/.vite-node/url.mjs'), `export const w=(a)=>a;\n//# sourceMappingURL=data:application/json;base64,${Buffer.from(sourceMap).toString('base64')}\n`);
+    await mkdir(join(root, 'node_modules/.cache/babel'), { recursive: true });
+    await writeFile(join(root, 'node_modules/.cache/babel/a1b2.js'), PUBLISHED_JS);
+    await mkdir(join(root, 'lib/python3.11/site-packages/docs_kit'), { recursive: true });
+    await writeFile(join(root, 'lib/python3.11/site-packages/docs_kit/slug.py.gz'), gzipSync(VENDORED_PY));
+    await mkdir(join(root, 'node_modules/huge'), { recursive: true });
+    await writeFile(join(root, 'node_modules/huge/bundle.js'), `${PUBLISHED_JS}\n//${'x'.repeat(MAX_CODE_FILE_BYTES)}\n`);
+    index = await CodeIndex.build(root);
+  });
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("finds the deleted TypeScript in a source map's sourcesContent (a file or inline) and in a tool cache inside node_modules", () => {
+    const files = index.search(deletedCodeQuery(DELETED_TS), THRESHOLDS).map((m) => m.file);
+    expect(files.sort()).toEqual([
+      join(root, 'node_modules/.cache/babel/a1b2.js'),
+      join(root, 'node_modules/.vite-node/url.mjs'),
+      join(root, 'node_modules/url-kit/dist/index.mjs.map'),
+    ]);
+  });
+
+  it('names a code file too big to index instead of passing over it in silence', () => {
+    expect(index.oversize).toEqual([join(root, 'node_modules/huge/bundle.js')]);
+    expect(index.stats.oversize).toBe(1);
+  });
+
+  it('finds the deleted Python in a gzipped copy', () => {
+    const files = index.search(deletedCodeQuery(DELETED_PY), THRESHOLDS).map((m) => m.file);
+    expect(files).toEqual([join(root, 'lib/python3.11/site-packages/docs_kit/slug.py.gz')]);
   });
 });
