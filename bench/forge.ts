@@ -9,8 +9,18 @@
  * of them; some have none (their candidates are skipped by the static pre-filter); a few test files have a flaky
  * test (fails in every other sandbox session) so the baseline has something to exclude.
  *
- * Options (env): FLYWHEEL_BENCH_SIZES (modules per repository, default "20,60,150"), FLYWHEEL_BENCH_CANDIDATES
- * (candidates tried per size, default 8), FLYWHEEL_BENCH_K (baseline runs, default 3).
+ * Then the real-shaped run (`bench/forge/run-real-shaped.ts`): the README-style command, nothing else, on a generated
+ * Python `src/` library (`--test-cmd 'PYTHONPATH=src python3 -m pytest -q'`, a ≈10 s suite) and a generated TypeScript
+ * package (`--test-cmd 'npx vitest run'`, its `node_modules` an untracked link to a prepared copy), concurrency 1:
+ * certified tasks per hour, share certified of tried, verdicts, and the spread (files, strategies, failing-share
+ * histogram), each next to bare suite runs on the host (median of three) measured in the same run.
+ *
+ * Options (env): FLYWHEEL_BENCH_SIZES (modules per repository, default "20,60,150"; "0" skips the synthetic part),
+ * FLYWHEEL_BENCH_CANDIDATES (candidates tried per size, default 8), FLYWHEEL_BENCH_K (baseline runs, default 3),
+ * FLYWHEEL_BENCH_REAL (real-shaped repositories, default "python-src,ts-package"; "0" skips them),
+ * FLYWHEEL_BENCH_REAL_CANDIDATES (candidates per real-shaped repository, default 12), FLYWHEEL_BENCH_REAL_REPEATS
+ * (runs per real-shaped repository, medians printed, default 1), FLYWHEEL_BENCH_REAL_ROUNDS (pbkdf2 rounds per Python
+ * test, the suite's cost; default the generator's, ≈10 s), FLYWHEEL_BENCH_VERBOSE=1 (the forge's progress lines).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,9 +29,11 @@ import { execFileSync } from 'node:child_process';
 import { openLocalPorts } from '../lib/drivers/local/local-ports.ts';
 import { findForgeCandidates } from '../lib/forge/find-forge-candidates.ts';
 import { forgeRepository } from '../lib/forge/forge-repository.ts';
+import { refusedBeforeRun } from '../lib/forge/report/forge-report.ts';
 import { parseForgeSpec } from '../lib/forge/schemas.ts';
 import { NamespaceSandboxProvider } from '../lib/harness/sandbox/namespace-sandbox.ts';
 import type { SandboxProvider, SandboxSession, SandboxSpec } from '../lib/harness/sandbox/sandbox.ts';
+import { median, realShapedLines, runRealShaped, type RealShapedKind, type RealShapedResult } from './forge/run-real-shaped.ts';
 
 const TEST_COMMAND = `node --test --test-reporter=junit --test-reporter-destination="$FLYWHEEL_REPORT_DIR/node-junit.xml" --test-reporter=spec --test-reporter-destination=stderr 'test/**/*.test.ts'`;
 
@@ -94,13 +106,6 @@ class CountingProvider implements SandboxProvider {
   }
 }
 
-function median(values: number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 /** Least squares y = a + b·x. */
 function fit(points: Array<[number, number]>): { a: number; b: number } {
   const n = points.length;
@@ -117,6 +122,8 @@ interface SizeResult {
   suiteS: number;
   baselineS: number;
   tried: number;
+  /** Refused by the ranking before any run (one-liners, near duplicates). */
+  refused: number;
   certified: number;
   share: number;
   candidatesPerHour: number;
@@ -139,7 +146,9 @@ async function benchSize(modules: number, candidates: number, k: number): Promis
     try {
       const spec = parseForgeSpec({ name: `bench${modules}`, repo: { kind: 'local', path: repo }, testCommand: TEST_COMMAND, runner: { kind: 'node-test' }, k, maxTasks: candidates, maxCandidates: candidates, suite: `bench-${modules}` });
       const result = await forgeRepository({ spec, provider, ports, candidates: findForgeCandidates, workDir: join(root, 'work') });
-      const tried = result.candidates.length;
+      // Candidates the ranking refused without a run are counted apart: the rates are over candidates that ran.
+      const ran = result.candidates.filter((c) => !refusedBeforeRun(c));
+      const tried = ran.length;
       const certified = result.tasks.length;
       const hours = result.certifyMs / 3_600_000;
       return {
@@ -152,8 +161,9 @@ async function benchSize(modules: number, candidates: number, k: number): Promis
         share: tried ? certified / tried : 0,
         candidatesPerHour: tried / hours,
         certifiedPerHour: certified / hours,
-        medianCandidateS: median(result.candidates.map((c) => c.durationMs)) / 1000,
-        medianCertifiedS: median(result.candidates.filter((c) => c.status === 'certified').map((c) => c.durationMs)) / 1000,
+        refused: result.candidates.length - tried,
+        medianCandidateS: median(ran.map((c) => c.durationMs)) / 1000,
+        medianCertifiedS: median(ran.filter((c) => c.status === 'certified').map((c) => c.durationMs)) / 1000,
         phasesS: (() => {
           const certified = result.candidates.filter((c) => c.status === 'certified' && c.timings);
           const m = (f: (c: (typeof certified)[number]) => number) => median(certified.map(f)) / 1000;
@@ -174,7 +184,7 @@ async function benchSize(modules: number, candidates: number, k: number): Promis
   }
 }
 
-const sizes = (process.env.FLYWHEEL_BENCH_SIZES ?? '20,60,150').split(',').map(Number);
+const sizes = (process.env.FLYWHEEL_BENCH_SIZES ?? '20,60,150').split(',').map(Number).filter((n) => n > 0);
 const perSize = Number(process.env.FLYWHEEL_BENCH_CANDIDATES ?? 8);
 const k = Number(process.env.FLYWHEEL_BENCH_K ?? 3);
 const results: SizeResult[] = [];
@@ -183,7 +193,7 @@ for (const modules of sizes) {
   results.push(r);
   process.stdout.write(
     `modules ${String(r.modules).padStart(4)} · files ${String(r.files).padStart(4)} · suite ${r.suiteS.toFixed(2)} s (baseline x${k}: ${r.baselineS.toFixed(1)} s) · ` +
-      `tried ${r.tried}, certified ${r.certified} (${(r.share * 100).toFixed(0)}%) · median per candidate ${r.medianCandidateS.toFixed(2)} s, per certified ${r.medianCertifiedS.toFixed(2)} s · ` +
+      `tried ${r.tried}, certified ${r.certified} (${(r.share * 100).toFixed(0)}%), ${r.refused} refused before a run · median per candidate ${r.medianCandidateS.toFixed(2)} s, per certified ${r.medianCertifiedS.toFixed(2)} s · ` +
       `${r.candidatesPerHour.toFixed(0)} candidates/h, ${r.certifiedPerHour.toFixed(0)} certified/h · ${JSON.stringify(r.verdicts)}\n` +
       `    per certified task (medians): first pass ${r.phasesS.firstPass.toFixed(2)} s, full run ${r.phasesS.fullRun.toFixed(2)} s, oracle ${r.phasesS.oracle.toFixed(2)} s, other ${r.phasesS.other.toFixed(2)} s\n`,
   );
@@ -195,4 +205,31 @@ if (points.length >= 2) {
   process.stdout.write(
     `fit: seconds per certified task = ${a.toFixed(2)} + ${b.toFixed(2)} × suite seconds; at a 30 s suite: ${at30.toFixed(1)} s per certified task → ${(3600 / at30).toFixed(0)} certified/h at concurrency 1 (aim 60/h)\n`,
   );
+}
+
+// The real-shaped run: the README-style command on generated real-shaped repositories.
+const realKinds = (process.env.FLYWHEEL_BENCH_REAL ?? 'python-src,ts-package').split(',').filter((x): x is RealShapedKind => x === 'python-src' || x === 'ts-package');
+const realCandidates = Number(process.env.FLYWHEEL_BENCH_REAL_CANDIDATES ?? 12);
+const repeats = Math.max(1, Number(process.env.FLYWHEEL_BENCH_REAL_REPEATS ?? 1));
+const rounds = process.env.FLYWHEEL_BENCH_REAL_ROUNDS !== undefined ? Number(process.env.FLYWHEEL_BENCH_REAL_ROUNDS) : undefined;
+const verbose = process.env.FLYWHEEL_BENCH_VERBOSE === '1';
+const synthetic = results.filter((r) => Number.isFinite(r.certifiedPerHour));
+for (const kind of realKinds) {
+  const runs: RealShapedResult[] = [];
+  for (let i = 0; i < repeats; i++) {
+    const r = await runRealShaped({ kind, candidates: realCandidates, k, ...(rounds !== undefined ? { workRounds: rounds } : {}), ...(verbose ? { log: (text: string) => process.stderr.write(text.split('\n').map((line) => `  [${kind}] ${line}\n`).join('')) } : {}) });
+    runs.push(r);
+    process.stdout.write(`${realShapedLines(r).join('\n')}\n`);
+  }
+  const ok = runs.filter((r) => r.report && r.report.tried > 0);
+  if (repeats > 1 && ok.length > 0) {
+    const m = (f: (r: RealShapedResult) => number) => median(ok.map(f));
+    process.stdout.write(
+      `${kind}: medians over ${ok.length} run(s): ${m((r) => r.certifiedPerHour!).toFixed(0)} certified/h, ${(100 * m((r) => r.report!.certifiedShare)).toFixed(0)}% certified of tried, ` +
+        `${m((r) => r.medianCertifiedS!).toFixed(1)} s per certified task (×${m((r) => r.medianCertifiedS! / r.bareSuiteS).toFixed(1)} bare suite)\n`,
+    );
+  }
+}
+if (realKinds.length > 0 && synthetic.length > 0) {
+  process.stdout.write(`synthetic, for comparison: ${synthetic.map((r) => `${r.modules} modules ${r.certifiedPerHour.toFixed(0)} certified/h at ${r.suiteS.toFixed(1)} s suites, ${(100 * r.share).toFixed(0)}% certified`).join('; ')}\n`);
 }

@@ -341,7 +341,8 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
     }
 
     const classified = classifyRun(full, baseline, candidate.strategy, candidate.edits.filter((e) => e.content === null).map((e) => e.path));
-    if (classified.crash?.startsWith('suite-does-not-run')) return reject('rejected', 'suite-does-not-run', classified.crash.slice(classified.crash.indexOf(':') + 2), classified.failToPass);
+    // The baseline ran this suite; a broken tree on which it reports nothing is a deletion that breaks the suite.
+    if (classified.crash?.startsWith('suite-does-not-run')) return reject('rejected', 'breaks-suite', `${classified.crash.slice(classified.crash.indexOf(':') + 2)}${firstErrorLine(full.log) ? ` — ${firstErrorLine(full.log)}` : ''}`, classified.failToPass);
     const breakage = suiteBreakage(full, baseline, classified.failToPass);
     facts.failingShare = breakage.share;
     if (baseline.stable.length >= SHARE_CAP_MIN_TESTS && breakage.share > spec.maxFailingShare) {
@@ -353,7 +354,7 @@ export async function certifyCandidate(input: CertifyInput): Promise<CertifyOutc
       if (classified.flakyOnlyChanged) return reject('rejected', 'only-flaky-tests-fail', 'only tests the baseline found flaky changed outcome');
       return reject('skipped', 'no-test-fails', 'no stable test exercises the deleted code (every one still passes)');
     }
-    if (classified.passToPass.length === 0) return reject('rejected', 'suite-does-not-run', `every stable test fails (${classified.failToPass.length}): the deletion breaks the whole suite`, classified.failToPass);
+    if (classified.passToPass.length === 0) return reject('rejected', 'breaks-suite', `every stable test fails (${classified.failToPass.length}): the deletion breaks the whole suite`, classified.failToPass);
 
     // The broken tree again, on the failing tests' files only: a test that passes in any run is flaky, not a target.
     const rerunStart = Date.now();

@@ -124,5 +124,6 @@ describe('flywheel suite', () => {
 
     const help = await run(process.execPath, ['bin/flywheel.ts', 'suite', '--help'], { cwd: ROOT });
     for (const sub of ['list', 'show', 'register', 'retire']) expect(help.stdout).toMatch(new RegExp(`^ {2}${sub}\\b`, 'm'));
-  });
+    // Twelve CLI processes, each a Node start: on a loaded 2-core machine that outgrows the default 30 s.
+  }, 180_000);
 });
