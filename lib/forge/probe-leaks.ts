@@ -47,10 +47,12 @@ set -u
 P=/tmp/.fw-probe-patterns
 cat > "$P"
 # Lines present in the task's own tracked source files are not leaks (derived artefacts do not count as source).
+# A task tree holds only tracked files, so a node_modules in it is the environment's layer: the environment probe
+# searches it by content (one common line in a dependency is not the answer; a copy of the deleted code is).
 git ls-files -z | grep -zvE '${DERIVED_PATH_REGEX}' | xargs -0 -r cat -- 2>/dev/null | grep -aohF -f "$P" | sort -u > /tmp/.fw-probe-own || true
 {
   git cat-file --batch-all-objects --batch 2>/dev/null
-  find . -path ./.git -prune -o -type f -print0 | xargs -0 -r cat -- 2>/dev/null
+  find . -path ./.git -prune -o -name node_modules -prune -o -type f -print0 | xargs -0 -r cat -- 2>/dev/null
   find .git -type f ! -path '.git/objects/*' -print0 | xargs -0 -r cat -- 2>/dev/null
 } | grep -aohF -f "$P" | sort -u > /tmp/.fw-probe-all || true
 echo "@@leaks"

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareWorkRepo } from '../../lib/forge/forge-git.ts';
 import { gitSync } from '../support/git-fixture.ts';
-import { writeRepo } from './support/forge-fixtures.ts';
+import { runOf, writeRepo } from './support/forge-fixtures.ts';
 import { classifyRun, firstErrorLine, forgeTaskId } from '../../lib/forge/certify-candidate.ts';
 import { forgeTemplateStatement } from '../../lib/forge/statement/template-statement.ts';
 import { isDerivedArtefact, pathAllowed, testFilesNaming } from '../../lib/forge/find-forge-candidates.ts';
@@ -13,8 +13,6 @@ import { probeLines, removedLinesOfPatch } from '../../lib/forge/probe-leaks.ts'
 import { fillFilter } from '../../lib/forge/run-suite.ts';
 import { parseForgeSpec, type Baseline } from '../../lib/forge/schemas.ts';
 import { fileFromId, testFilesOf } from '../../lib/forge/test-files-of.ts';
-import { testIdKey } from '../../lib/harness/grading/test-id.ts';
-import type { SuiteRun } from '../../lib/forge/run-suite.ts';
 
 function baseline(stable: string[], flaky: string[] = []): Baseline {
   return {
@@ -31,19 +29,6 @@ function baseline(stable: string[], flaky: string[] = []): Baseline {
   };
 }
 
-function runOf(tests: Array<[string, 'passed' | 'failed' | 'error', string?]>, log = ''): SuiteRun {
-  return {
-    tests: new Map(tests.map(([id, outcome, message]) => [testIdKey(id), { id, outcome, ...(message ? { message } : {}) }])),
-    reports: [],
-    files: [],
-    workdir: '/w',
-    problems: [],
-    exitCode: 1,
-    timedOut: false,
-    durationMs: 1,
-    log,
-  };
-}
 
 describe('classifyRun (the broken tree against the baseline)', () => {
   const b = baseline(['t.py::a', 't.py::b', 'u.py::c'], ['t.py::flaky']);

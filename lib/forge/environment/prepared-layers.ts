@@ -100,6 +100,21 @@ export async function findPreparedFolders(checkout: string, isTracked: (rel: str
   return out;
 }
 
+type LayerPackages = { installed: InstalledPackage[]; removed: RemovedPackage[] };
+
+/** Takes the project's own installed copy out of a seeded layer (as the harness does after a build), then seals it. */
+async function withoutProjectCopy(layer: string, what: string, remove: () => Promise<LayerPackages>): Promise<{ packages: LayerPackages; own: string[] }> {
+  const own: string[] = [];
+  let packages: LayerPackages = { installed: [], removed: [] };
+  try {
+    packages = await remove();
+  } catch (error) {
+    own.push(`the project's own ${what} could not be looked for (${(error as Error).message}); the leak probe searches the copy`);
+  }
+  await sealLayer(layer);
+  return { packages, own };
+}
+
 async function copyTree(source: string, target: string): Promise<void> {
   // -a keeps the tree's own symlinks as links (relative ones inside node_modules stay valid where it is bound).
   await execFileAsync('cp', ['-a', '--reflink=auto', '--', source, target], { maxBuffer: 1 << 20 });
@@ -150,14 +165,7 @@ async function seedNode(cache: LayerCache, plan: NonNullable<EnvironmentPlan['no
     await mkdir(layer, { recursive: true });
     await copyTree(real, join(layer, 'node_modules'));
     await writeFile(join(layer, 'package.json'), installPackageJson(plan.input.plan.packageJson));
-    const own: string[] = [];
-    let packages: { installed: InstalledPackage[]; removed: RemovedPackage[] } = { installed: [], removed: [] };
-    try {
-      packages = await removeProjectPackages(layer, plan.input.plan.projectName);
-    } catch (error) {
-      own.push(`the project's own package could not be looked for (${(error as Error).message}); the leak probe searches the copy`);
-    }
-    await sealLayer(layer);
+    const { packages, own } = await withoutProjectCopy(layer, 'package', () => removeProjectPackages(layer, plan.input.plan.projectName));
     const toolchain = plan.input.toolchain;
     const manifest = manifestOf({
       kind: 'node',
@@ -224,14 +232,7 @@ async function seedPython(cache: LayerCache, plan: NonNullable<EnvironmentPlan['
     const layer = join(tmp, 'layer');
     await copyTree(real, layer);
     await relocateVenv(layer, [...new Set([real, venv])]);
-    const own: string[] = [];
-    let packages: { installed: InstalledPackage[]; removed: RemovedPackage[] } = { installed: [], removed: [] };
-    try {
-      packages = await removeProjectDistributions(layer, plan.input.plan);
-    } catch (error) {
-      own.push(`the project's own distribution could not be looked for (${(error as Error).message}); the leak probe searches the copy`);
-    }
-    await sealLayer(layer);
+    const { packages, own } = await withoutProjectCopy(layer, 'distribution', () => removeProjectDistributions(layer, plan.input.plan));
     const toolchain = plan.input.toolchain;
     const manifest = manifestOf({
       kind: 'python',

@@ -6,22 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { collectedTestFiles, stableBrokenOutcome, suiteBreakage } from '../../../lib/forge/certify-candidate.ts';
 import { codeLineSet } from '../../../lib/forge/parse/code-lines.ts';
 import { parseTypeScript } from '../../../lib/forge/parse/parse-typescript.ts';
-import type { SuiteRun } from '../../../lib/forge/run-suite.ts';
-import { testIdKey } from '../../../lib/harness/grading/test-id.ts';
+import { runOf } from '../support/forge-fixtures.ts';
 
-function runOf(tests: Array<[string, 'passed' | 'failed' | 'error', string?]>, log = ''): SuiteRun {
-  return {
-    tests: new Map(tests.map(([id, outcome, message]) => [testIdKey(id), { id, outcome, ...(message ? { message } : {}) }])),
-    reports: [],
-    files: [],
-    workdir: '/w',
-    problems: [],
-    exitCode: 1,
-    timedOut: false,
-    durationMs: 1,
-    log,
-  };
-}
 
 describe('collectedTestFiles', () => {
   it('keeps the files the runner collected, matching paths relative to a package folder', () => {

@@ -6,6 +6,8 @@
 import { writeGitRepo } from '../../support/git-fixture.ts';
 import type { SandboxProvider, SandboxSession, SandboxSpec } from '../../../lib/harness/sandbox/sandbox.ts';
 import type { ForgeCandidate } from '../../../lib/forge/certify-candidate.ts';
+import type { SuiteRun } from '../../../lib/forge/run-suite.ts';
+import { testIdKey } from '../../../lib/harness/grading/test-id.ts';
 
 export function writeRepo(files: Record<string, string>, options: { git?: boolean } = {}): Promise<string> {
   return writeGitRepo(files, { ...options, prefix: 'fw-forge-fixture-', message: 'initial' });
@@ -186,5 +188,20 @@ def test_cart_discount():
     c.add(50)
     assert c.total(50) == 25.0
 `,
+  };
+}
+
+/** A suite run as certification reads it, from `[id, outcome, message?]` rows (for the pure classification checks). */
+export function runOf(tests: Array<[string, 'passed' | 'failed' | 'error', string?]>, log = ''): SuiteRun {
+  return {
+    tests: new Map(tests.map(([id, outcome, message]) => [testIdKey(id), { id, outcome, ...(message ? { message } : {}) }])),
+    reports: [],
+    files: [],
+    workdir: '/w',
+    problems: [],
+    exitCode: 1,
+    timedOut: false,
+    durationMs: 1,
+    log,
   };
 }
