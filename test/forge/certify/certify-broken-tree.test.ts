@@ -83,8 +83,8 @@ describe('certification on the broken tree (namespace sandbox, node test runner)
     expect(outcome.artifacts.log).toContain("# broken tree, run 2 of 3 (failing tests' files: test/calc.test.ts)");
     expect(outcome.artifacts.log).toContain("# broken tree, run 3 of 3 (failing tests' files: test/calc.test.ts)");
     expect(outcome.timings.rerunMs).toBeGreaterThan(0);
-    const runMs = [...outcome.artifacts.log.matchAll(/^# broken tree, run \d[\s\S]*?^exit: .*; (\d+) ms$/gm)].map((m) => m[1]);
-    console.log(`broken-tree reruns: ${outcome.timings.rerunMs} ms in all for 2 filtered runs (suite ${runMs.join(" + ")} ms); full run ${outcome.timings.fullRunMs} ms; whole certification ${outcome.timings.totalMs} ms`);
+    // Each rerun logs its own exit line (what `npm run bench:forge` reports as the reruns' cost).
+    expect([...outcome.artifacts.log.matchAll(/^# broken tree, run \d[\s\S]*?^exit: .*; (\d+) ms$/gm)]).toHaveLength(2);
   }, 120_000);
 
   it('rejects only-flaky-tests-fail when every failing test passes in some rerun', async () => {
