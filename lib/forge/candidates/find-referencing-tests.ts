@@ -7,6 +7,7 @@
 import type { Candidate } from '../candidate.ts';
 import { importClosure, indexRepository, type RepoIndex } from '../parse/index-repository.ts';
 import { isTestPath } from '../parse/source-files.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 
 /** Per test file, the files it loads; computed once per index. */
 const closures = new WeakMap<RepoIndex, Map<string, Set<string>>>();
@@ -39,10 +40,6 @@ export function testsReaching(index: RepoIndex, files: string[]): string[] {
   const out: string[] = [];
   for (const [test, closure] of testClosures(index)) if (files.some((f) => closure.has(f))) out.push(test);
   return out.sort();
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

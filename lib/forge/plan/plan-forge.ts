@@ -74,13 +74,13 @@ export interface PlanForgeInput {
 }
 
 /**
- * Suite runs (in whole-suite units) one candidate costs at most: the first pass over its tests' share, the full run
- * on the broken tree, the broken tree's failing tests again (`brokenRuns - 1`), and the oracle (its failing tests'
- * files when the runner takes a filter, else k full runs).
+ * Suite runs (in whole-suite units) one candidate costs at most. With a filter: the first pass over its tests' share,
+ * the full run on the broken tree, its failing tests' files again (`brokenRuns - 1` times), and the oracle over them.
+ * Without one (no first pass): the full run, `brokenRuns - 1` full reruns, and k full oracle runs.
  */
-export function suiteRunsPerCandidate(spec: Pick<RunnableForgeSpec, 'k' | 'brokenRuns' | 'runner'>, testShare: number, hasFilter: boolean): number {
-  const share = hasFilter ? testShare : 1;
-  return (hasFilter ? share : 0) + 1 + (spec.brokenRuns - 1) * share + (hasFilter ? share : spec.k);
+export function suiteRunsPerCandidate(spec: Pick<RunnableForgeSpec, 'k' | 'brokenRuns' | 'runner'>, testShare: number): number {
+  if (spec.runner.filterCommand === undefined) return 1 + (spec.brokenRuns - 1) + spec.k;
+  return testShare + 1 + (spec.brokenRuns - 1) * testShare + testShare;
 }
 
 function toPlanned(candidate: ForgeCandidate, rank: CandidateRank, relatedTests: string[]): PlannedCandidate {
@@ -133,8 +133,7 @@ export async function planForge(input: PlanForgeInput): Promise<ForgePlan> {
     for (const r of ranked.refused) refusedBy[r.reason] = (refusedBy[r.reason] ?? 0) + 1;
 
     const suiteSeconds = (baseline.durationsMs[0] ?? 0) / 1000;
-    const hasFilter = spec.runner.filterCommand !== undefined;
-    const perCandidate = ranked.ordered.map(({ rank }) => suiteRunsPerCandidate(spec, rank.relatedTests / universe.size, hasFilter));
+    const perCandidate = ranked.ordered.map(({ rank }) => suiteRunsPerCandidate(spec, rank.relatedTests / universe.size));
     const suiteRuns = spec.k + perCandidate.reduce((a, b) => a + b, 0);
     const show = input.show ?? DEFAULT_PLAN_SHOW;
     return {

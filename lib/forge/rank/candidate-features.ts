@@ -33,6 +33,7 @@ export interface CandidateFeatures {
   focus: number;
   /** 0 (trivial) … 1 (large); 0.5 when the size is unknown. */
   difficulty: number;
+  /** Index into `RANK_TIERS` (smaller is tried first). */
   tier: number;
   /** Within the tier, 0…3: focus (×2) and how close the difficulty is to the middle. */
   quality: number;
@@ -83,17 +84,19 @@ export function collectedTestFiles(candidate: Pick<ForgeCandidate, 'testFiles'>,
 }
 
 /**
- * The file a candidate is about: its entry point's (`src/url.ts#withHttp` → `src/url.ts`), else the first file it edits.
+ * The file a candidate is about: its entry point's (`src/url.ts#withHttp` → `src/url.ts`; a file candidate's entry
+ * point with no main symbol is the path itself), else the first file it edits.
  *
  * @example
  * primaryFile(candidate.profile?.entryPoint, candidate.edits.map((e) => e.path)); // 'src/url.ts'
  */
 export function primaryFile(entryPoint: string | undefined, files: readonly string[]): string {
-  if (entryPoint?.includes('#')) return entryPoint.slice(0, entryPoint.indexOf('#'));
+  if (entryPoint) return entryPoint.includes('#') ? entryPoint.slice(0, entryPoint.indexOf('#')) : entryPoint;
   return files[0] ?? '';
 }
 
-function areaOf(file: string): string {
+/** The directory a file is in (`src/url.ts` → `src`, `setup.py` → `.`): a candidate's feature area. */
+export function directoryOf(file: string): string {
   const slash = file.lastIndexOf('/');
   return slash < 0 ? '.' : file.slice(0, slash);
 }
@@ -129,7 +132,7 @@ export function candidateFeatures(candidate: ForgeCandidate, index: number, univ
   return {
     index,
     file,
-    area: areaOf(file),
+    area: directoryOf(file),
     isPublic,
     removedLines: candidate.profile?.removedLines ?? 0,
     relatedTests,

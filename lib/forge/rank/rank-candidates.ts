@@ -46,9 +46,9 @@ function rankOf(f: CandidateFeatures, position: number): CandidateRank {
 
 /**
  * Refuses one-liners, identical-sibling bodies and the lesser members of overlapping families without a run, then
- * orders the rest: focused tests before broad ones, untested last; across the repository one file (and directory)
- * at a time, drawn with the spec's seed, so that the first N tried come from N different files, public API before
- * private helpers in each round; within a file public first, then mid-sized deletions. Deterministic for a seed.
+ * orders the rest by tier (public focused, private focused, broad, untested: every public API before any private
+ * helper); within a tier one file (and directory) at a time, drawn with the spec's seed, so that the first N of a tier
+ * come from N different files; within a file the better tier, then focus and mid-sized deletions. Deterministic for a seed.
  *
  * @example
  * const { ordered, refused } = rankCandidates(found, { spec, baseline, limit: spec.maxCandidates ?? spec.maxTasks * 20 });

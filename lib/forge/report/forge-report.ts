@@ -5,7 +5,7 @@
  */
 import type { RecordsPort } from '../../ports/records.ts';
 import { listCandidateRecords } from '../forge-records.ts';
-import { primaryFile } from '../rank/candidate-features.ts';
+import { directoryOf, primaryFile } from '../rank/candidate-features.ts';
 import { RANKING_REFUSALS } from '../rank/static-refusals.ts';
 import type { CandidateRecordBody } from '../schemas.ts';
 
@@ -64,11 +64,6 @@ function verdictKey(r: CandidateRecordBody): string {
 
 function fileOf(r: CandidateRecordBody): string {
   return primaryFile(r.entryPoint, r.files);
-}
-
-function directoryOf(file: string): string {
-  const slash = file.lastIndexOf('/');
-  return slash < 0 ? '.' : file.slice(0, slash);
 }
 
 function spread(records: readonly CandidateRecordBody[], keyOf: (r: CandidateRecordBody) => string): SpreadRow[] {

@@ -8,6 +8,7 @@ import type { Candidate, FailingTest } from '../candidate.ts';
 import { extractLiterals } from '../../harness/integrity/test-literals.ts';
 import { findLeaks, normalizeLine, removedCodeLines } from './find-leaks.ts';
 import { statementSubject } from './statement-subject.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 
 /** Test strings shorter than this are too common to mean copying (`"a"`, `"abc"`). */
 export const MIN_TEST_LITERAL = 5;
@@ -36,7 +37,7 @@ function codeShaped(name: string): boolean {
   return /[a-z0-9][A-Z]/.test(name) || /\w_\w/.test(name) || /^_[A-Za-z]/.test(name);
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The text as a literal pattern inside a RegExp. */
 
 /** True when the text uses the name: anywhere as a whole word for code-shaped names, as code (`` `x` ``, `x(`, `.x`) otherwise. */
 export function mentionsName(text: string, name: string): boolean {

@@ -5,6 +5,7 @@
  * line (the writer's prompts must not carry the removed code).
  */
 import type { Candidate, FailingTest } from '../candidate.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 import { carriedEvidence, hiddenEvidence, type HiddenEvidence } from './hidden-evidence.ts';
 
 /** A statement longer than this many words is not an issue a user writes. */
@@ -43,7 +44,7 @@ function editedPathForms(candidate: Pick<Candidate, 'edits'>): string[] {
 }
 
 function pathMentioned(text: string, path: string): boolean {
-  return new RegExp(`(?<![\\w./-])${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-]|\\.\\w)`).test(text);
+  return new RegExp(`(?<![\\w./-])${escapeRegExp(path)}(?![\\w-]|\\.\\w)`).test(text);
 }
 
 /** True when the text says what was deleted or where, the way a forge edit is worded. */

@@ -5,6 +5,7 @@
  * calls, states the expected behaviour, keeps to a readable length, and speaks of behaviour rather than the edit.
  */
 import type { Candidate, FailingTest } from '../candidate.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 import { carriedEvidence, hiddenEvidence, mentionsName, type HiddenEvidence, type HiddenItem } from './hidden-evidence.ts';
 import { deletionWording, editedPathsNamed, MAX_STATEMENT_WORDS } from './statement-problems.ts';
 import { statementSubject } from './statement-subject.ts';
@@ -51,7 +52,7 @@ const EXPECTATION = /\b(?:should|expect(?:s|ed)?|must|ought to|instead of|want(?
 export function statementClarity(text: string, candidate: Candidate): ClarityScore {
   const notes: string[] = [];
   const { publicNames } = statementSubject(candidate);
-  if (publicNames.length > 0 && !publicNames.some((n) => mentionsName(text, n) || new RegExp(`\\b${n.replace(/[.$]/g, '\\$&')}\\b`).test(text)))
+  if (publicNames.length > 0 && !publicNames.some((n) => mentionsName(text, n) || new RegExp(`(?<![\\w$])${escapeRegExp(n)}(?![\\w$])`).test(text)))
     notes.push(`does not name the entry point (${publicNames[0]})`);
   if (!EXPECTATION.test(text)) notes.push('states no expected behaviour');
   const words = text.split(/\s+/).filter(Boolean).length;

@@ -6,6 +6,7 @@
  */
 import type { Candidate, CandidateStrategy, FailingTest } from '../candidate.ts';
 import { docSentence } from './doc-sentence.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 import { statementSubject } from './statement-subject.ts';
 import { expectationSentence, identifierWords, testIntent } from './test-intent.ts';
 
@@ -49,7 +50,7 @@ function subjectOf(publicNames: string[], test: FailingTest, groups: string[]): 
   if (named || !test.body) return named ?? publicNames[0];
   let first: { name: string; at: number } | undefined;
   for (const n of publicNames) {
-    const at = test.body.search(new RegExp(`(?<![\\w$])${short(n).replace(/[$]/g, '\\$')}\\s*\\(`));
+    const at = test.body.search(new RegExp(`(?<![\\w$])${escapeRegExp(short(n))}\\s*\\(`));
     if (at >= 0 && (!first || at < first.at)) first = { name: n, at };
   }
   return first?.name ?? publicNames[0];

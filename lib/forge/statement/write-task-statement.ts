@@ -49,9 +49,10 @@ export interface TaskStatement {
   rejected: Array<{ attempt: number; reason: string }>;
 }
 
+/** The reply without a code fence wrapped round all of it (```` ```markdown ````, ```` ```text ````, bare ```` ``` ````). */
 function stripFence(text: string): string {
   const t = text.trim();
-  const m = /^```(?:markdown|md)?\n([\s\S]*)\n```$/.exec(t);
+  const m = /^```[\w-]*[ \t]*\n([\s\S]*)\n```$/.exec(t);
   return (m ? m[1]! : t).trim();
 }
 

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { parseUnifiedDiff } from '../../harness/integrity/unified-diff.ts';
 import { extractLiterals, type Literal } from '../../harness/integrity/test-literals.ts';
 import type { LeakageCheck } from '../schemas.ts';
+import { escapeRegExp } from '../../shared/escape-reg-exp.ts';
 
 /** The checker's version, stored on each verdict: a new version re-checks every stored record. */
 export const LEAKAGE_CHECKER = 'flywheel.leakage/2';
@@ -55,7 +56,6 @@ const MAX_SECRET_TEXT_CHARS = 4 * 1024 * 1024;
 /** Lower case, whitespace collapsed: `Number(A)  +\nNumber(B)` and `number(a) + number(b)` compare equal. */
 export const normalise = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 const nonSpace = (s: string) => s.replace(/\s+/g, '').length;
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 const meaningful = (lines: readonly string[]) => [...new Set(lines.map(squash).filter((l) => nonSpace(l) >= MIN_LINE_CHARS && /[A-Za-z0-9]/.test(l)))];

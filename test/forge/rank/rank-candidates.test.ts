@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ForgeCandidate } from '../../../lib/forge/certify-candidate.ts';
 import type { CandidateProfile } from '../../../lib/forge/candidate.ts';
 import { rankCandidates } from '../../../lib/forge/rank/rank-candidates.ts';
-import { difficultyOf } from '../../../lib/forge/rank/candidate-features.ts';
+import { difficultyOf, directoryOf, primaryFile } from '../../../lib/forge/rank/candidate-features.ts';
 import { parseForgeSpec, type Baseline, type RunnableForgeSpec } from '../../../lib/forge/schemas.ts';
 
 function spec(overrides: Record<string, unknown> = {}): RunnableForgeSpec {
@@ -170,5 +170,16 @@ describe('rankCandidates: the order tried', () => {
       ['body-packages/u/src/a.ts-f', 1],
       ['body-packages/u/src/b.ts-g', 0],
     ]);
+  });
+});
+
+describe('primaryFile and directoryOf', () => {
+  it('a symbol entry point names its file, a path entry point is the file, else the first edit', () => {
+    expect(primaryFile('src/url.ts#withHttp', ['src/other.ts'])).toBe('src/url.ts');
+    expect(primaryFile('src/url.ts', ['src/index.ts', 'src/url.ts'])).toBe('src/url.ts');
+    expect(primaryFile(undefined, ['src/index.ts'])).toBe('src/index.ts');
+    expect(primaryFile(undefined, [])).toBe('');
+    expect(directoryOf('src/url.ts')).toBe('src');
+    expect(directoryOf('setup.py')).toBe('.');
   });
 });

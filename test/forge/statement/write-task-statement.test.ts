@@ -181,6 +181,14 @@ describe('writeTaskStatement with a model: a user issue, checked and rewritten',
     expect(result).toEqual({ source: 'model', statement: clean, model: 'openai:scripted-writer@' + server!.baseUrl, rewrites: 0, rejected: [] });
   });
 
+  it('unwraps a draft fenced as a whole, whatever the fence’s language (```text, bare ```)', async () => {
+    const c = pick(py, 'class', 'pkg/shapes.py#Circle');
+    const clean = 'Circle has no working diameter\n\nI create a `Circle` with a radius and read its `diameter` property; I expect twice the radius, but creating the circle fails.';
+    const model = await scripted([reply.text(`\`\`\`text\n${clean}\n\`\`\``)]);
+    const result = await writeTaskStatement(c, { failingTests: ['tests/test_shapes.py::test_circle'], model });
+    expect(result).toMatchObject({ source: 'model', statement: clean, rewrites: 0 });
+  });
+
   it('falls back to the template when the model endpoint refuses, with the reason', async () => {
     const c = pick(ts, 'file', 'src/util.ts');
     const model = await scripted([reply.error(400)]);
