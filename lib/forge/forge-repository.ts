@@ -15,10 +15,11 @@ import { prepareWorkRepo, type WorkRepo } from './forge-git.ts';
 import { putBaseline, putForgeRun, recordCandidate, registerTask } from './forge-records.ts';
 import type { ForgedTaskRecord } from './record-codecs.ts';
 import { makeCanary } from './make-canary.ts';
-import { prepareForgeEnvironment, type ForgeEnvironmentRecord } from './environment/forge-environment.ts';
+import type { ForgeEnvironmentRecord } from './environment/forge-environment.ts';
 import { rankCandidates, type CandidateRank } from './rank/rank-candidates.ts';
 import { runBaseline } from './run-baseline.ts';
-import { resolveRunner, runnableSpec, type ResolvedRunner } from './runner/resolve-runner.ts';
+import type { ResolvedRunner } from './runner/resolve-runner.ts';
+import { candidateLimit, setUpForgeRun } from './set-up-forge-run.ts';
 import type { Baseline, CandidateRecordBody, ForgeSpec, RunnableForgeSpec } from './schemas.ts';
 
 /** Finds candidates in the base checkout (the candidates module behind an adapter). */
@@ -85,20 +86,17 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
   const startedAt = now().toISOString();
   const workDir = input.workDir ?? (await mkdtemp(join(tmpdir(), 'fw-forge-')));
   const work = await prepareWorkRepo(input.spec.repo, join(workDir, 'work'), input.sourceCacheDir ? { cacheDir: input.sourceCacheDir } : {});
-  const spec = input.spec;
-  await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'running', startedAt });
+  const suite = input.spec.suite;
+  await putForgeRun(ports.records, { runId, suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'running', startedAt });
   try {
-    const runner = await resolveRunner(work, input.spec);
-    const spec = runnableSpec(input.spec, runner);
-    const environment = await prepareForgeEnvironment({ work, spec, provider });
+    const { runner, spec, environment } = await setUpForgeRun(work, input.spec, provider);
     input.onProgress?.({ type: 'runner', runner, environment });
     const baseline = await runBaseline({ provider, sourceDir: work.dir, commit: work.baseCommit, spec, blobs: ports.blobs, logPrefix: `forge/runs/${runId}/baseline` });
     await putBaseline(ports.records, runId, baseline);
     input.onProgress?.({ type: 'baseline', baseline });
 
     const found = await input.candidates(work, spec);
-    const limit = spec.maxCandidates ?? spec.maxTasks * 20;
-    const ranked = rankCandidates(found, { spec, baseline, limit });
+    const ranked = rankCandidates(found, { spec, baseline, limit: candidateLimit(spec) });
     const queue = ranked.ordered;
     input.onProgress?.({ type: 'candidates', found: found.length, trying: queue.length, refused: ranked.refused.length });
     const repoName = spec.name ?? (spec.repo.kind === 'local' ? basename(spec.repo.path) : basename(spec.repo.url).replace(/\.git$/, ''));
@@ -178,7 +176,7 @@ export async function forgeRepository(input: ForgeRepositoryInput): Promise<Forg
     await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'finished', startedAt, finishedAt: now().toISOString(), counts });
     return { runId, suite: spec.suite, spec, runner, environment, baseline, tasks, canaries, candidates: records, counts, certifyMs, wallMs: Date.now() - t0 };
   } catch (error) {
-    await putForgeRun(ports.records, { runId, suite: spec.suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'failed', startedAt, finishedAt: now().toISOString(), error: (error as Error).message });
+    await putForgeRun(ports.records, { runId, suite, origin: work.origin, sourceCommit: work.baseCommit, status: 'failed', startedAt, finishedAt: now().toISOString(), error: (error as Error).message });
     throw error;
   } finally {
     if (!input.workDir) await rm(workDir, { recursive: true, force: true });

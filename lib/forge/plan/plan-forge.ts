@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxProvider } from '../../harness/sandbox/sandbox.ts';
 import type { ForgeCandidate } from '../certify-candidate.ts';
-import { prepareForgeEnvironment, type ForgeEnvironmentRecord } from '../environment/forge-environment.ts';
+import type { ForgeEnvironmentRecord } from '../environment/forge-environment.ts';
 import { prepareWorkRepo } from '../forge-git.ts';
 import type { CandidateSource } from '../forge-repository.ts';
 import { collectedTestFiles, testUniverse } from '../rank/candidate-features.ts';
 import { rankCandidates, type CandidateRank } from '../rank/rank-candidates.ts';
 import { runBaseline } from '../run-baseline.ts';
-import { resolveRunner, runnableSpec, type ResolvedRunner } from '../runner/resolve-runner.ts';
+import type { ResolvedRunner } from '../runner/resolve-runner.ts';
+import { candidateLimit, setUpForgeRun } from '../set-up-forge-run.ts';
 import type { ForgeSpec, RunnableForgeSpec } from '../schemas.ts';
 
 /** Candidates shown by default. */
@@ -104,12 +105,10 @@ export async function planForge(input: PlanForgeInput): Promise<ForgePlan> {
   const workDir = await mkdtemp(join(tmpdir(), 'fw-forge-plan-'));
   try {
     const work = await prepareWorkRepo(input.spec.repo, join(workDir, 'work'), input.sourceCacheDir ? { cacheDir: input.sourceCacheDir } : {});
-    const runner = await resolveRunner(work, input.spec);
-    const spec = runnableSpec(input.spec, runner);
-    const environment = await prepareForgeEnvironment({ work, spec, provider: input.provider });
+    const { runner, spec, environment } = await setUpForgeRun(work, input.spec, input.provider);
     const baseline = await runBaseline({ provider: input.provider, sourceDir: work.dir, commit: work.baseCommit, spec: { ...spec, k: 1 } });
     const found = await input.candidates(work, spec);
-    const limit = spec.maxCandidates ?? spec.maxTasks * 20;
+    const limit = candidateLimit(spec);
     const ranked = rankCandidates(found, { spec, baseline, limit });
 
     const universe = testUniverse(found, baseline.collectedFiles);

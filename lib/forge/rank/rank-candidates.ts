@@ -51,7 +51,7 @@ function rankOf(f: CandidateFeatures, position: number): CandidateRank {
  * come from N different files; within a file the better tier, then focus and mid-sized deletions. Deterministic for a seed.
  *
  * @example
- * const { ordered, refused } = rankCandidates(found, { spec, baseline, limit: spec.maxCandidates ?? spec.maxTasks * 20 });
+ * const { ordered, refused } = rankCandidates(found, { spec, baseline, limit: candidateLimit(spec) });
  * ordered[0]?.rank; // { position: 0, score: 14.2, isPublic: true, removedLines: 9, difficulty: 0.474, relatedTests: 2 }
  * refused[0]; // { candidate, reason: 'one-liner', detail: 'removes 1 statement(s); at least 2 make a task' }
  */
